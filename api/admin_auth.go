@@ -1,0 +1,81 @@
+package api
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+)
+
+const adminCookie = "svc_admin_token"
+
+func (s *Server) mountAdminAuth(r chi.Router) {
+	r.Get("/admin/setup/status", s.setupStatus)
+	r.Post("/admin/setup", s.setup)
+	r.Post("/admin/auth/login", s.adminLogin)
+}
+
+func (s *Server) setupStatus(w http.ResponseWriter, r *http.Request) {
+	has := s.eng.HasAdmin()
+	writeData(w, http.StatusOK, map[string]any{
+		"has_admin":          has,
+		"needs_setup":        !has,
+		"setup_key_required": s.setupKey != "",
+	})
+}
+
+type credentials struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
+	if s.setupKey != "" {
+		got := r.Header.Get("X-Setup-Key")
+		if subtle.ConstantTimeCompare([]byte(got), []byte(s.setupKey)) != 1 {
+			s.writeError(w, r, engine.Errorf(engine.KindForbidden, "A valid X-Setup-Key header is required"))
+			return
+		}
+	}
+	var c credentials
+	if err := decodeJSON(w, r, &c); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, idx, err := s.eng.SetupAdmin(r.Context(), c.Email, c.Password)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.setAuthCookie(w, adminCookie, sess.Token, int(sess.TTL.Seconds()))
+	writeData(w, http.StatusCreated, sess)
+}
+
+func (s *Server) adminLogin(w http.ResponseWriter, r *http.Request) {
+	var c credentials
+	if err := decodeJSON(w, r, &c); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.eng.LoginAdmin(c.Email, c.Password)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.setAuthCookie(w, adminCookie, sess.Token, int(sess.TTL.Seconds()))
+	writeData(w, http.StatusOK, sess)
+}
+
+// setAuthCookie sets an HttpOnly, SameSite=Lax session cookie; Secure when
+// the public URL is https.
+func (s *Server) setAuthCookie(w http.ResponseWriter, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode,
+		Secure:   strings.HasPrefix(strings.ToLower(s.eng.Setting("app.url")), "https://"),
+	})
+}

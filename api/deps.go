@@ -1,0 +1,44 @@
+package api
+
+import (
+	"context"
+
+	"svcd/engine"
+	"svcd/engine/schema"
+)
+
+// Engine is what the HTTP layer needs from the domain.
+type Engine interface {
+	AuthenticateAdmin(raw string) (engine.Principal, error)
+	HasAdmin() bool
+	SetupAdmin(ctx context.Context, email, password string) (*engine.AdminSession, uint64, error)
+	LoginAdmin(email, password string) (*engine.AdminSession, error)
+
+	Collections() []*schema.Collection
+	Collection(nameOrID string) (*schema.Collection, error)
+	CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error)
+	UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error)
+	DeleteCollection(ctx context.Context, nameOrID string) (uint64, error)
+
+	ListRecords(ctx context.Context, p engine.Principal, coll string, q engine.ListQuery) (*engine.RecordList, error)
+	GetRecord(ctx context.Context, p engine.Principal, coll, id string) (*engine.Record, error)
+	CreateRecord(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.Record, uint64, error)
+	UpdateRecord(ctx context.Context, p engine.Principal, coll, id string, body []byte, ifMatch string) (*engine.Record, uint64, error)
+	DeleteRecord(ctx context.Context, p engine.Principal, coll, id, ifMatch string) (uint64, error)
+
+	Setting(key string) string
+	Settings(reveal bool) map[string]string
+	PatchSettings(ctx context.Context, body []byte) (map[string]string, uint64, error)
+	Migrated() bool
+}
+
+// Node is what the HTTP layer needs from the consensus layer.
+type Node interface {
+	NodeID() string
+	State() string
+	LeaderID() string
+	Ready() bool
+}
+
+// StatsFunc returns the figures of the admin metrics snapshot.
+type StatsFunc func() map[string]any

@@ -1,0 +1,159 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+)
+
+func (s *Server) mountRecords(r chi.Router) {
+	r.Get("/{collection}", s.listRecords)
+	r.Post("/{collection}", s.createRecord)
+	r.Get("/{collection}/{id}", s.getRecord)
+	r.Patch("/{collection}/{id}", s.updateRecord)
+	r.Put("/{collection}/{id}", s.updateRecord)
+	r.Delete("/{collection}/{id}", s.deleteRecord)
+}
+
+// mountLegacyRecords serves /api/collections/:collection/records[/:id].
+func (s *Server) mountLegacyRecords(r chi.Router) {
+	r.Get("/", s.listRecords)
+	r.Post("/", s.createRecord)
+	r.Get("/{id}", s.getRecord)
+	r.Patch("/{id}", s.updateRecord)
+	r.Put("/{id}", s.updateRecord)
+	r.Delete("/{id}", s.deleteRecord)
+}
+
+// recordCaller returns the caller, refusing admins whose role does not
+// reach app data.
+func (s *Server) recordCaller(w http.ResponseWriter, r *http.Request) (engine.Principal, bool) {
+	p := principal(r)
+	if p.IsAdmin() && p.Role < requiredRole(r.Method, recordsScope) {
+		s.writeError(w, r, errRoleTooLow)
+		return p, false
+	}
+	return p, true
+}
+
+func queryInt(r *http.Request, name string, def int) int {
+	if v := r.URL.Query().Get(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.recordCaller(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	lq := engine.ListQuery{
+		Page:       queryInt(r, "page", 1),
+		PerPage:    queryInt(r, "perPage", engine.DefaultPerPage),
+		Sort:       q.Get("sort"),
+		Fields:     q.Get("fields"),
+		SkipTotal:  q.Get("skipTotal") == "1" || q.Get("skipTotal") == "true",
+		Filter:     q.Get("filter"),
+		Expand:     q.Get("expand"),
+		Cursor:     q.Get("cursor"),
+		Search:     q.Get("search"),
+		NearVector: q.Get("nearVector"),
+	}
+	list, err := s.eng.ListRecords(r.Context(), p, chi.URLParam(r, "collection"), lq)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	buf := make([]byte, 0, len(list.Data)+96)
+	buf = append(buf, `{"data":`...)
+	buf = append(buf, list.Data...)
+	buf = append(buf, `,"page":`...)
+	buf = strconv.AppendInt(buf, int64(list.Page), 10)
+	buf = append(buf, `,"perPage":`...)
+	buf = strconv.AppendInt(buf, int64(list.PerPage), 10)
+	buf = append(buf, `,"totalItems":`...)
+	buf = strconv.AppendInt(buf, int64(list.TotalItems), 10)
+	buf = append(buf, `,"totalPages":`...)
+	buf = strconv.AppendInt(buf, int64(list.TotalPages), 10)
+	buf = append(buf, "}\n"...)
+	writeBytes(w, http.StatusOK, buf)
+}
+
+func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.recordCaller(w, r)
+	if !ok {
+		return
+	}
+	rec, err := s.eng.GetRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", rec.ETag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && engine.ETagMatches(inm, rec.ETag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeRawData(w, http.StatusOK, rec.JSON)
+}
+
+func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.recordCaller(w, r)
+	if !ok {
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rec, idx, err := s.eng.CreateRecord(r.Context(), p, chi.URLParam(r, "collection"), body)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", rec.ETag)
+	writeRawData(w, http.StatusCreated, rec.JSON)
+}
+
+func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.recordCaller(w, r)
+	if !ok {
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rec, idx, err := s.eng.UpdateRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), body, r.Header.Get("If-Match"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", rec.ETag)
+	writeRawData(w, http.StatusOK, rec.JSON)
+}
+
+func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.recordCaller(w, r)
+	if !ok {
+		return
+	}
+	idx, err := s.eng.DeleteRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.Header.Get("If-Match"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"svcd/engine"
+)
+
+// roleRule gives the minimum admin role for reads and for writes under a
+// path prefix. The first matching prefix wins; the table is the whole story
+// of who may do what on the control plane.
+type roleRule struct {
+	prefix      string
+	read, write engine.Role
+}
+
+var roleTable = []roleRule{
+	{"/api/v1/admin/settings", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/collections", engine.RoleViewer, engine.RoleDeveloper},
+	{"/api/v1/_/metrics", engine.RoleViewer, engine.RoleViewer},
+	// Record data: editors and above (SPEC.md: "editor: plus app data").
+	{recordsScope, engine.RoleEditor, engine.RoleEditor},
+}
+
+// recordsScope is the pseudo-prefix the records handlers check against.
+const recordsScope = "records:"
+
+// requiredRole returns the minimum role for method on path; owner for any
+// control-plane path not in the table, so a new route is closed by default.
+func requiredRole(method, path string) engine.Role {
+	write := method != http.MethodGet && method != http.MethodHead
+	for _, rr := range roleTable {
+		if strings.HasPrefix(path, rr.prefix) {
+			if write {
+				return rr.write
+			}
+			return rr.read
+		}
+	}
+	return engine.RoleOwner
+}

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Options configure the HTTP server.
+type Options struct {
+	Engine Engine
+	Node   Node
+	Stats  StatsFunc
+	// SetupKey, when set, must be sent as X-Setup-Key to /admin/setup.
+	SetupKey string
+	Logger   *slog.Logger
+}
+
+// Server is the HTTP front of one node.
+type Server struct {
+	eng      Engine
+	node     Node
+	stats    StatsFunc
+	setupKey string
+	log      *slog.Logger
+	started  time.Time
+	pid      int
+	router   chi.Router
+}
+
+// maxBodyBytes bounds JSON request bodies.
+const maxBodyBytes = 16 << 20
+
+// New builds the router.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{
+		eng: opts.Engine, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
+		log: opts.Logger, started: time.Now(), pid: os.Getpid(),
+	}
+	r := chi.NewRouter()
+	r.Use(s.recoverer, s.nodeHeader, s.logRequests)
+	s.mountHealth(r)
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Use(s.authenticate)
+		s.mountAdminAuth(r)
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireRole)
+			s.mountCollections(r)
+			s.mountSettings(r)
+			s.mountMetrics(r)
+		})
+		s.mountRecords(r)
+	})
+	r.Route("/api/collections/{collection}/records", func(r chi.Router) {
+		r.Use(s.authenticate)
+		s.mountLegacyRecords(r)
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errRouteNotFound)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errMethodNotAllowed)
+	})
+	s.router = r
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }

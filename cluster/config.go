@@ -1,0 +1,52 @@
+package cluster
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config configures a Node.
+type Config struct {
+	// NodeID is this node's stable Raft server id.
+	NodeID string
+	// Dir holds the Raft log (raft.db) and the snapshots/ folder.
+	Dir string
+	// RaftAddr is the TCP address to bind and advertise for Raft. Empty
+	// means single-node mode over an in-memory transport: nothing listens.
+	RaftAddr string
+	// Bootstrap makes this node form a new cluster with itself as the only
+	// voter when it has no Raft state yet. Single-node mode always does.
+	Bootstrap bool
+
+	// SnapshotThreshold is how many new log entries trigger a snapshot.
+	SnapshotThreshold uint64
+	// SnapshotInterval is how often the threshold is checked.
+	SnapshotInterval time.Duration
+	// TrailingLogs is how many entries stay in the log after a snapshot.
+	TrailingLogs uint64
+	// LeaderWait bounds how long Apply waits for a leader (default 5 s).
+	LeaderWait time.Duration
+
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = 30 * time.Second
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 10240
+	}
+	if c.LeaderWait == 0 {
+		c.LeaderWait = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// SingleNode reports whether the node runs without a network transport.
+func (c *Config) SingleNode() bool { return c.RaftAddr == "" }

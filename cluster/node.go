@@ -1,0 +1,297 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+
+	"svcd/fsm"
+)
+
+// Node is one member of the Raft cluster.
+type Node struct {
+	cfg       Config
+	raft      *raft.Raft
+	logs      *raftboltdb.BoltStore
+	snaps     *raft.FileSnapshotStore
+	trans     raft.Transport
+	sm        StateMachine
+	startLast uint64 // last log index found at start: ready once applied
+	ready     atomic.Bool
+	closing   atomic.Bool
+}
+
+// Open starts the Raft node over sm, recovering existing state or, in
+// single-node mode or with Bootstrap, forming a new one-voter cluster.
+func Open(cfg Config, sm StateMachine) (*Node, error) {
+	cfg.setDefaults()
+	if cfg.NodeID == "" {
+		return nil, errors.New("cluster: node id required")
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	logs, err := raftboltdb.New(raftboltdb.Options{
+		Path:        filepath.Join(cfg.Dir, "raft.db"),
+		BoltOptions: &bbolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: open raft log (is another svcd using %s?): %w", cfg.Dir, err)
+	}
+	n := &Node{cfg: cfg, logs: logs, sm: sm}
+	if err := n.open(); err != nil {
+		logs.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) open() error {
+	cfg := n.cfg
+	hl := hclog.New(&hclog.LoggerOptions{
+		Name: "raft", Level: hclog.Warn, Output: os.Stderr, JSONFormat: true,
+	})
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir), 2, hl)
+	if err != nil {
+		return fmt.Errorf("cluster: snapshot store: %w", err)
+	}
+	n.snaps = snaps
+	if n.startLast, err = n.logs.LastIndex(); err != nil {
+		return fmt.Errorf("cluster: read log: %w", err)
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.Logger = hl
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	rc.TrailingLogs = cfg.TrailingLogs
+	rc.BatchApplyCh = true
+	rc.MaxAppendEntries = 256
+	if cfg.SingleNode() {
+		// A lone voter needs nobody's heartbeat: short timeouts only make
+		// it elect itself sooner after a restart.
+		rc.HeartbeatTimeout = 150 * time.Millisecond
+		rc.ElectionTimeout = 150 * time.Millisecond
+		rc.LeaderLeaseTimeout = 100 * time.Millisecond
+	}
+	noRestore, err := n.reconcile()
+	if err != nil {
+		return err
+	}
+	rc.NoSnapshotRestoreOnStart = noRestore
+
+	var addr raft.ServerAddress
+	if cfg.SingleNode() {
+		a, t := raft.NewInmemTransport(raft.ServerAddress("inmem:" + cfg.NodeID))
+		addr, n.trans = a, t
+	} else {
+		tcpAddr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		if err != nil {
+			return fmt.Errorf("cluster: raft address: %w", err)
+		}
+		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 5, 10*time.Second, hl)
+		if err != nil {
+			return fmt.Errorf("cluster: raft transport: %w", err)
+		}
+		addr, n.trans = t.LocalAddr(), t
+	}
+
+	cache, err := raft.NewLogCache(1024, n.logs)
+	if err != nil {
+		return fmt.Errorf("cluster: log cache: %w", err)
+	}
+	has, err := raft.HasExistingState(cache, n.logs, snaps)
+	if err != nil {
+		return fmt.Errorf("cluster: inspect state: %w", err)
+	}
+	if !has && (cfg.SingleNode() || cfg.Bootstrap) {
+		boot := raft.Configuration{Servers: []raft.Server{{
+			ID: rc.LocalID, Address: addr, Suffrage: raft.Voter,
+		}}}
+		if err := raft.BootstrapCluster(rc, cache, n.logs, snaps, n.trans, boot); err != nil {
+			return fmt.Errorf("cluster: bootstrap: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(rc, &raftFSM{sm: n.sm}, cache, n.logs, snaps, n.trans)
+	if err != nil {
+		return fmt.Errorf("cluster: start raft: %w", err)
+	}
+	n.raft = r
+	return nil
+}
+
+// Apply proposes cmd and waits until it is committed and applied here. It
+// returns the state machine's result, the entry's log index and the
+// command's own error (a domain error) or a cluster error.
+func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) {
+	if n.closing.Load() {
+		return nil, 0, ErrShutdown
+	}
+	if err := n.waitLeader(ctx); err != nil {
+		return nil, 0, err
+	}
+	f := n.raft.Apply(cmd.Encode(), n.cfg.LeaderWait)
+	if err := f.Error(); err != nil {
+		switch {
+		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
+			return nil, 0, ErrNoLeader
+		case errors.Is(err, raft.ErrRaftShutdown):
+			return nil, 0, ErrShutdown
+		case errors.Is(err, raft.ErrLeadershipLost):
+			return nil, 0, ErrIndeterminate
+		}
+		return nil, 0, fmt.Errorf("cluster: apply: %w", err)
+	}
+	res, ok := f.Response().(fsm.Result)
+	if !ok {
+		return nil, f.Index(), fmt.Errorf("cluster: unexpected apply response %T", f.Response())
+	}
+	return res.Value, f.Index(), res.Err
+}
+
+// waitLeader waits until this node leads. Until the cluster issue adds
+// forwarding, a node that is not the leader cannot propose.
+func (n *Node) waitLeader(ctx context.Context) error {
+	if n.raft.State() == raft.Leader {
+		return nil
+	}
+	deadline := time.NewTimer(n.cfg.LeaderWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return ErrNoLeader
+		case <-tick.C:
+			if n.raft.State() == raft.Leader {
+				return nil
+			}
+			if n.closing.Load() {
+				return ErrShutdown
+			}
+		}
+	}
+}
+
+// NodeID is this node's id.
+func (n *Node) NodeID() string { return n.cfg.NodeID }
+
+// State is the Raft state: Leader, Follower, Candidate or Shutdown.
+func (n *Node) State() string { return n.raft.State().String() }
+
+// IsLeader reports whether this node currently leads.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// LeaderID is the id of the known leader, or "".
+func (n *Node) LeaderID() string {
+	_, id := n.raft.LeaderWithID()
+	return string(id)
+}
+
+// Ready reports whether the node has a leader and has applied every entry
+// its log held when it started.
+func (n *Node) Ready() bool {
+	if n.ready.Load() {
+		return n.LeaderID() != ""
+	}
+	if n.LeaderID() == "" || n.raft.AppliedIndex() < n.startLast {
+		return false
+	}
+	n.ready.Store(true)
+	return true
+}
+
+// WaitReady blocks until Ready or ctx ends.
+func (n *Node) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for !n.Ready() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// Stats are the figures of the Raft node for status endpoints.
+type Stats struct {
+	Term         uint64
+	CommitIndex  uint64
+	AppliedIndex uint64
+	LastIndex    uint64
+}
+
+// Stats returns the node's current indexes and term.
+func (n *Node) Stats() Stats {
+	return Stats{
+		Term:         n.raft.CurrentTerm(),
+		CommitIndex:  n.raft.CommitIndex(),
+		AppliedIndex: n.raft.AppliedIndex(),
+		LastIndex:    n.raft.LastIndex(),
+	}
+}
+
+// Snapshot takes a Raft snapshot now and compacts the log.
+func (n *Node) Snapshot() (index, term uint64, size int64, err error) {
+	f := n.raft.Snapshot()
+	if err := f.Error(); err != nil {
+		return 0, 0, 0, err
+	}
+	meta, rc, err := f.Open()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	rc.Close()
+	return meta.Index, meta.Term, meta.Size, nil
+}
+
+// Shutdown hands leadership to another voter if this node leads one of
+// several, then stops Raft and closes the log. The state machine is closed
+// by its owner afterwards.
+func (n *Node) Shutdown() error {
+	if !n.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	if n.IsLeader() && n.otherVoters() > 0 {
+		if err := n.raft.LeadershipTransfer().Error(); err != nil {
+			n.cfg.Logger.Warn("leadership transfer before shutdown failed", "err", err)
+		}
+	}
+	err := n.raft.Shutdown().Error()
+	if c, ok := n.trans.(io.Closer); ok {
+		c.Close()
+	}
+	return errors.Join(err, n.logs.Close())
+}
+
+func (n *Node) otherVoters() int {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return 0
+	}
+	c := 0
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == raft.Voter && s.ID != raft.ServerID(n.cfg.NodeID) {
+			c++
+		}
+	}
+	return c
+}
+

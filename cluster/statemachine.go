@@ -1,0 +1,73 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/raft"
+
+	"svcd/fsm"
+)
+
+// StateMachine is what the node needs from the replicated state machine.
+type StateMachine interface {
+	ApplyBatch(entries []fsm.Entry) []fsm.Result
+	Snapshot() (*fsm.Snapshot, error)
+	Restore(r io.Reader) error
+	AppliedIndex() uint64
+}
+
+// raftFSM adapts a StateMachine to raft.BatchingFSM: it converts log entries
+// and hands them over; nothing else happens here.
+type raftFSM struct{ sm StateMachine }
+
+var _ raft.BatchingFSM = (*raftFSM)(nil)
+
+func (f *raftFSM) ApplyBatch(logs []*raft.Log) []any {
+	entries := make([]fsm.Entry, len(logs))
+	for i, l := range logs {
+		entries[i] = toEntry(l)
+	}
+	res := f.sm.ApplyBatch(entries)
+	out := make([]any, len(res))
+	for i := range res {
+		out[i] = res[i]
+	}
+	return out
+}
+
+func (f *raftFSM) Apply(l *raft.Log) any {
+	return f.sm.ApplyBatch([]fsm.Entry{toEntry(l)})[0]
+}
+
+func toEntry(l *raft.Log) fsm.Entry {
+	if l.Type != raft.LogCommand {
+		return fsm.Entry{Index: l.Index, Membership: true}
+	}
+	return fsm.Entry{Index: l.Index, Data: l.Data}
+}
+
+func (f *raftFSM) Snapshot() (raft.FSMSnapshot, error) {
+	sn, err := f.sm.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &raftSnapshot{sn: sn}, nil
+}
+
+func (f *raftFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	return f.sm.Restore(rc)
+}
+
+type raftSnapshot struct{ sn *fsm.Snapshot }
+
+func (s *raftSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := s.sn.WriteTo(sink); err != nil {
+		sink.Cancel()
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *raftSnapshot) Release() { s.sn.Release() }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Summary describes a latency distribution.
+type Summary struct {
+	Count int
+	Min   time.Duration
+	Mean  time.Duration
+	P50   time.Duration
+	P95   time.Duration
+	P99   time.Duration
+	Max   time.Duration
+}
+
+// percentile returns the nearest-rank p-th percentile (0 < p <= 100) of an
+// ascending slice, or 0 for an empty slice. p <= 0 yields the minimum.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	if p <= 0 {
+		return sorted[0]
+	}
+	if p >= 100 {
+		return sorted[n-1]
+	}
+	rank := int(math.Ceil(p / 100 * float64(n)))
+	if rank < 1 {
+		rank = 1
+	}
+	if rank > n {
+		rank = n
+	}
+	return sorted[rank-1]
+}
+
+// mergeLatencies concatenates the per-client latency slices into one slice.
+func mergeLatencies(parts [][]time.Duration) []time.Duration {
+	total := 0
+	for _, p := range parts {
+		total += len(p)
+	}
+	out := make([]time.Duration, 0, total)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// summarize sorts lat in place and returns its summary.
+func summarize(lat []time.Duration) Summary {
+	if len(lat) == 0 {
+		return Summary{}
+	}
+	slices.Sort(lat)
+	var sum float64
+	for _, d := range lat {
+		sum += float64(d)
+	}
+	return Summary{
+		Count: len(lat),
+		Min:   lat[0],
+		Mean:  time.Duration(sum / float64(len(lat))),
+		P50:   percentile(lat, 50),
+		P95:   percentile(lat, 95),
+		P99:   percentile(lat, 99),
+		Max:   lat[len(lat)-1],
+	}
+}
+
+// ServerFigures are server-side costs over a measured phase, derived from
+// two metrics snapshots. Nil fields are unknown (endpoint or figure missing).
+type ServerFigures struct {
+	CPUPerReqMicros *float64 // process CPU time per request, µs
+	CmdsPerTxn      *float64 // FSM commands per SQLite transaction (batch)
+	BatchCmdsP50    *float64 // server-reported p50 commands per batch
+	BatchCmdsP99    *float64 // server-reported p99 commands per batch
+}
+
+// serverDelta computes ServerFigures from snapshots taken before and after
+// a phase of requests requests. A changed pid (restart) voids the deltas.
+func serverDelta(before, after *serverMetrics, requests int64) ServerFigures {
+	var f ServerFigures
+	if before == nil || after == nil {
+		return f
+	}
+	f.BatchCmdsP50 = after.BatchCmdsP50
+	f.BatchCmdsP99 = after.BatchCmdsP99
+	if before.PID != nil && after.PID != nil && *before.PID != *after.PID {
+		return f
+	}
+	if before.CPUSeconds != nil && after.CPUSeconds != nil && requests > 0 {
+		if d := *after.CPUSeconds - *before.CPUSeconds; d >= 0 {
+			v := d * 1e6 / float64(requests)
+			f.CPUPerReqMicros = &v
+		}
+	}
+	if before.FSMBatches != nil && after.FSMBatches != nil &&
+		before.FSMCommands != nil && after.FSMCommands != nil {
+		db := *after.FSMBatches - *before.FSMBatches
+		dc := *after.FSMCommands - *before.FSMCommands
+		if db > 0 && dc >= 0 {
+			v := dc / db
+			f.CmdsPerTxn = &v
+		}
+	}
+	return f
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is everything `svcd serve` reads from flags and the environment.
+type config struct {
+	dataDir   string
+	httpAddr  string
+	nodeID    string
+	raftAddr  string
+	bootstrap bool
+	join      string
+	gossip    string
+	logLevel  slog.Level
+	jwtSecret string
+	setupKey  string
+
+	snapshotThreshold uint64
+	snapshotInterval  time.Duration
+	trailingLogs      uint64
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func parseServeFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	port := envOr("SVC_PORT", "8090")
+	fs.StringVar(&c.httpAddr, "http", ":"+port, "HTTP listen address (overrides SVC_PORT)")
+	fs.StringVar(&c.dataDir, "dir", envOr("SVC_DATA_DIR", "./svc_data"), "data directory (SVC_DATA_DIR)")
+	fs.StringVar(&c.nodeID, "node-id", os.Getenv("SVC_NODE_ID"), "stable node id (SVC_NODE_ID; generated once if empty)")
+	fs.StringVar(&c.raftAddr, "raft-addr", os.Getenv("SVC_RAFT_ADDR"), "Raft TCP address (SVC_RAFT_ADDR; empty = single-node)")
+	fs.BoolVar(&c.bootstrap, "bootstrap", os.Getenv("SVC_BOOTSTRAP") == "1", "form a new cluster with this node as its only voter")
+	fs.StringVar(&c.join, "join", os.Getenv("SVC_JOIN"), "comma list of member URLs to join (SVC_JOIN)")
+	fs.StringVar(&c.gossip, "gossip-addr", os.Getenv("SVC_GOSSIP_ADDR"), "gossip address (SVC_GOSSIP_ADDR)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if c.join != "" || c.gossip != "" {
+		return nil, errors.New("serve: joining a multi-node cluster (--join, --gossip-addr) is not supported yet; run a single node, or one node with --raft-addr and --bootstrap")
+	}
+	if err := c.logLevel.UnmarshalText([]byte(envOr("SVC_LOG_LEVEL", "info"))); err != nil {
+		return nil, fmt.Errorf("SVC_LOG_LEVEL: %w", err)
+	}
+	c.jwtSecret = os.Getenv("SVC_JWT_SECRET")
+	c.setupKey = os.Getenv("SVC_SETUP_KEY")
+	var err error
+	if c.snapshotThreshold, err = envUint("SVC_RAFT_SNAPSHOT_THRESHOLD"); err != nil {
+		return nil, err
+	}
+	if c.trailingLogs, err = envUint("SVC_RAFT_TRAILING_LOGS"); err != nil {
+		return nil, err
+	}
+	if v := os.Getenv("SVC_RAFT_SNAPSHOT_INTERVAL"); v != "" {
+		if c.snapshotInterval, err = time.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("SVC_RAFT_SNAPSHOT_INTERVAL: %w", err)
+		}
+	}
+	if c.dataDir, err = filepath.Abs(c.dataDir); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func envUint(key string) (uint64, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return n, nil
+}

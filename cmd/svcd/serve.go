@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"svcd/api"
+)
+
+// drainTimeout bounds how long in-flight requests may run after SIGTERM.
+const drainTimeout = 10 * time.Second
+
+func newLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func runServe(args []string) error {
+	cfg, err := parseServeFlags(args)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.logLevel)
+	st, err := openStack(cfg, log)
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Options{
+		Engine: st.engine, Node: st.node, Stats: st.stats, SetupKey: cfg.setupKey, Logger: log,
+	})
+	ln, err := net.Listen("tcp", cfg.httpAddr)
+	if err != nil {
+		st.close()
+		return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
+	}
+	sock, err := listenAdminSocket(cfg.dataDir, st, log)
+	if err != nil {
+		ln.Close()
+		st.close()
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	readyErr := st.waitReady(ctx)
+	cancel()
+	printBanner(cfg, st, ln.Addr().String(), readyErr)
+
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case sig := <-sigc:
+		log.Info("shutting down", "signal", sig.String())
+	case err := <-errc:
+		log.Error("HTTP server stopped", "err", err)
+	}
+	signal.Stop(sigc)
+	dctx, dcancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer dcancel()
+	herr := hs.Shutdown(dctx)
+	sock.Close()
+	if herr != nil && !errors.Is(herr, http.ErrServerClosed) {
+		log.Warn("drain incomplete", "err", herr)
+	}
+	if err := st.close(); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped cleanly")
+	return nil
+}
+
+func printBanner(cfg *config, st *stack, addr string, readyErr error) {
+	host := addr
+	if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
+		host = "127.0.0.1:" + host[strings.LastIndexByte(host, ':')+1:]
+	}
+	fmt.Fprintf(os.Stderr, "\nsvcd %s serving at http://%s\n", version, host)
+	fmt.Fprintf(os.Stderr, "  REST API:   http://%s/api/v1\n", host)
+	fmt.Fprintf(os.Stderr, "  data:       %s\n", cfg.dataDir)
+	fmt.Fprintf(os.Stderr, "  node:       %s (raft %s)\n", st.node.NodeID(), st.node.State())
+	if readyErr != nil {
+		fmt.Fprintf(os.Stderr, "  WARNING: not ready yet: %v\n", readyErr)
+	}
+	if !st.engine.HasAdmin() {
+		fmt.Fprintf(os.Stderr, "\nNo admin exists yet. Create the first one with either:\n")
+		fmt.Fprintf(os.Stderr, "  svcd admin create you@example.com 'a-long-password'\n")
+		fmt.Fprintf(os.Stderr, "  curl -X POST http://%s/api/v1/admin/setup -H 'Content-Type: application/json' \\\n", host)
+		fmt.Fprintf(os.Stderr, "       -d '{\"email\":\"you@example.com\",\"password\":\"a-long-password\"}'\n")
+	}
+	fmt.Fprintln(os.Stderr)
+}

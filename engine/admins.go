@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"svcd/engine/password"
+	"svcd/engine/schema"
+	"svcd/engine/token"
+	"svcd/fsm"
+)
+
+// Admin is an operator account. The password hash never leaves the engine.
+type Admin struct {
+	ID      string `json:"id"`
+	Email   string `json:"email"`
+	Role    string `json:"role"`
+	Created int64  `json:"created"`
+	Updated int64  `json:"updated"`
+	hash    string
+}
+
+type adminSet struct {
+	byID    map[string]*Admin
+	byEmail map[string]*Admin // lower-cased
+}
+
+// AdminSession is the answer to setup and login.
+type AdminSession struct {
+	Token string `json:"token"`
+	Admin *Admin `json:"admin"`
+	// TTL is the token lifetime, for the cookie's Max-Age.
+	TTL time.Duration `json:"-"`
+}
+
+type adminCreateCmd struct {
+	ID      string `json:"id"`
+	Email   string `json:"email"`
+	Hash    string `json:"hash"`
+	Role    string `json:"role"`
+	Created int64  `json:"created"`
+	// Setup creates the first admin only: it fails if any admin exists.
+	Setup bool `json:"setup"`
+}
+
+// HasAdmin reports whether any admin exists.
+func (e *Engine) HasAdmin() bool { return len(e.admins.Load().byID) > 0 }
+
+// AdminByID returns a current admin, or nil.
+func (e *Engine) AdminByID(id string) *Admin { return e.admins.Load().byID[id] }
+
+var emailField = &schema.Field{Name: "email", Type: schema.FieldEmail, Required: true}
+
+// prepareAdmin validates credentials and hashes the password.
+func (e *Engine) prepareAdmin(email, plain, role string, setup bool) (*adminCreateCmd, *Error) {
+	d := map[string]string{}
+	stored, msg := schema.NormalizeValue(emailField, email)
+	if msg != "" {
+		d["email"] = msg
+	}
+	if msg := e.checkPasswordPolicy(plain); msg != "" {
+		d["password"] = msg
+	}
+	if role == "" {
+		role = RoleEditor.String()
+	}
+	if ParseRole(role) == RoleNone {
+		d["role"] = "must be viewer, editor, developer or owner"
+	}
+	if len(d) > 0 {
+		return nil, ValidationError(d)
+	}
+	h, err := password.Hash(plain, e.pwParams)
+	if err != nil {
+		return nil, Errorf(KindInternal, "could not hash the password")
+	}
+	s, _ := stored.(string)
+	return &adminCreateCmd{
+		ID: "adm_" + NewID(), Email: s, Hash: h, Role: role, Created: e.now().Unix(), Setup: setup,
+	}, nil
+}
+
+// SetupAdmin creates the first admin (an owner) and signs it in. It fails
+// with 409 once any admin exists, decided at apply time so two racing
+// setups cannot both win.
+func (e *Engine) SetupAdmin(ctx context.Context, email, plain string) (*AdminSession, uint64, error) {
+	if e.HasAdmin() {
+		return nil, 0, errAdminExists
+	}
+	cmd, verr := e.prepareAdmin(email, plain, RoleOwner.String(), true)
+	if verr != nil {
+		return nil, 0, verr
+	}
+	_, idx, err := e.propose(ctx, cmdAdminCreate, cmd)
+	if err != nil {
+		return nil, idx, err
+	}
+	a := e.AdminByID(cmd.ID)
+	if a == nil {
+		return nil, idx, Errorf(KindInternal, "admin not visible after commit")
+	}
+	s, err := e.issueAdminSession(a)
+	return s, idx, err
+}
+
+// CreateOwner creates an owner admin (the shell's `svcd admin create`).
+func (e *Engine) CreateOwner(ctx context.Context, email, plain string) (*Admin, uint64, error) {
+	cmd, verr := e.prepareAdmin(email, plain, RoleOwner.String(), false)
+	if verr != nil {
+		return nil, 0, verr
+	}
+	_, idx, err := e.propose(ctx, cmdAdminCreate, cmd)
+	if err != nil {
+		return nil, idx, err
+	}
+	return e.AdminByID(cmd.ID), idx, nil
+}
+
+// LoginAdmin checks credentials and issues an admin token. Unknown emails
+// cost the same hashing work as known ones.
+func (e *Engine) LoginAdmin(email, plain string) (*AdminSession, error) {
+	a := e.admins.Load().byEmail[strings.ToLower(strings.TrimSpace(email))]
+	if a == nil {
+		password.Burn(plain, e.pwParams)
+		return nil, errInvalidCreds
+	}
+	ok, err := password.Verify(plain, a.hash)
+	if err != nil || !ok {
+		return nil, errInvalidCreds
+	}
+	return e.issueAdminSession(a)
+}
+
+func (e *Engine) windowSetting(key string, def time.Duration) time.Duration {
+	if n, err := strconv.ParseInt(e.Setting(key), 10, 64); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return def
+}
+
+func (e *Engine) issueAdminSession(a *Admin) (*AdminSession, error) {
+	ttl := e.windowSetting("auth.admin.window_seconds", 7*24*time.Hour)
+	tok, _, err := e.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins"}, token.AudAdmin, e.now(), ttl)
+	if err != nil {
+		return nil, fmt.Errorf("engine: issue token: %w", err)
+	}
+	return &AdminSession{Token: tok, Admin: a, TTL: ttl}, nil
+}
+
+// AuthenticateAdmin verifies an admin token and returns the principal with
+// the admin's current role (role changes apply on the next request).
+func (e *Engine) AuthenticateAdmin(raw string) (Principal, error) {
+	c, err := e.signer.Verify(raw, token.AudAdmin)
+	if err != nil {
+		return Principal{}, Errorf(KindUnauthorized, "Invalid or expired token")
+	}
+	a := e.AdminByID(c.ID)
+	if a == nil {
+		return Principal{}, Errorf(KindUnauthorized, "Invalid or expired token")
+	}
+	return Principal{Kind: AdminPrincipal, ID: a.ID, Email: a.Email, Role: ParseRole(a.Role), TokenID: c.RegisteredClaims.ID}, nil
+}
+
+func (e *Engine) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[adminCreateCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	if c.Setup {
+		var n int
+		if err := tx.QueryRow(`SELECT count(*) FROM _svc_admins`).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			return nil, errAdminExists
+		}
+	}
+	_, err = tx.Exec(`INSERT INTO _svc_admins (id, email, password, role, created, updated) VALUES (?, ?, ?, ?, ?, ?)`,
+		c.ID, c.Email, c.Hash, c.Role, c.Created, c.Created)
+	if isUniqueViolation(err) {
+		return nil, fieldError("email", "an admin with this email already exists")
+	}
+	if err != nil {
+		return nil, err
+	}
+	tx.Emit(fsm.Event{Kind: evAdmins, Subject: c.ID})
+	return nil, nil
+}
+
+func (e *Engine) reloadAdmins(ctx context.Context) error {
+	set := &adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}}
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		rows, err := r.Query(`SELECT id, email, password, role, created, updated FROM _svc_admins`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			a := &Admin{}
+			if err := rows.Scan(&a.ID, &a.Email, &a.hash, &a.Role, &a.Created, &a.Updated); err != nil {
+				return err
+			}
+			set.byID[a.ID] = a
+			set.byEmail[strings.ToLower(a.Email)] = a
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("engine: load admins: %w", err)
+	}
+	e.admins.Store(set)
+	return nil
+}

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"svcd/engine/schema"
+)
+
+var collectionNamePattern = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,62}$`)
+
+// reservedNames are path segments of the API that a collection may not take.
+var reservedNames = []string{
+	"admin", "auth", "files", "batch", "realtime", "mcp", "custom", "metrics",
+	"notifications", "docs", "openapi.json", "flags", "_", "collections",
+}
+
+// maxRuleLength bounds a stored rule like the filter language bounds filters.
+const maxRuleLength = 4096
+
+func validateCollectionName(name string) string {
+	switch {
+	case name == "":
+		return "cannot be blank"
+	case !collectionNamePattern.MatchString(name):
+		return "must start with a letter or underscore and contain only letters, digits and underscores (at most 63)"
+	}
+	lower := strings.ToLower(name)
+	for _, r := range reservedNames {
+		if lower == r {
+			return fmt.Sprintf("%q is reserved", name)
+		}
+	}
+	if strings.HasPrefix(lower, "_svc") || strings.HasPrefix(lower, "sqlite_") || strings.HasPrefix(lower, "svc_") {
+		return "names starting with _svc, svc_ or sqlite_ are reserved"
+	}
+	return ""
+}
+
+// lookupWith resolves relation targets against the current collections plus
+// the one being saved (a collection may relate to itself).
+type lookupWith struct {
+	set  *schemaSet
+	self *schema.Collection
+}
+
+func (l lookupWith) Collection(nameOrID string) *schema.Collection {
+	if l.self != nil && (nameOrID == l.self.ID || strings.EqualFold(nameOrID, l.self.Name)) {
+		return l.self
+	}
+	return l.set.Collection(nameOrID)
+}
+
+// validateCollection checks c (already normalised by the caller) and fills
+// field ids; old is the current definition for an update, or nil.
+func (e *Engine) validateCollection(c *schema.Collection, old *collInfo) *Error {
+	d := map[string]string{}
+	if msg := validateCollectionName(c.Name); msg != "" {
+		d["name"] = msg
+	} else if other := e.collection(c.Name); other != nil && (old == nil || other.ID != old.ID) {
+		d["name"] = "a collection with this name already exists"
+	}
+	switch c.Type {
+	case schema.TypeBase, schema.TypeAuth, schema.TypeView:
+	default:
+		d["type"] = "must be base, auth or view"
+	}
+	if old != nil && c.Type != old.Type {
+		d["type"] = "cannot be changed"
+	}
+	for name, r := range map[string]*string{"view_rule": c.ViewRule, "create_rule": c.CreateRule, "update_rule": c.UpdateRule, "delete_rule": c.DeleteRule} {
+		if r != nil && len(*r) > maxRuleLength {
+			d[name] = fmt.Sprintf("must be at most %d characters", maxRuleLength)
+		}
+	}
+	if c.Type == schema.TypeView {
+		if strings.TrimSpace(c.ViewQuery) == "" {
+			d["view_query"] = "cannot be blank for a view collection"
+		}
+	} else if c.ViewQuery != "" {
+		d["view_query"] = "only view collections have a query"
+	}
+	if c.Type == schema.TypeAuth {
+		if c.AuthOptions == nil {
+			c.AuthOptions = schema.DefaultAuthOptions()
+		}
+	} else {
+		c.AuthOptions = nil
+	}
+	if c.Type != schema.TypeView {
+		e.validateFields(c, old, d)
+	}
+	if len(d) > 0 {
+		return ValidationError(d)
+	}
+	return nil
+}
+
+func (e *Engine) validateFields(c *schema.Collection, old *collInfo, d map[string]string) {
+	lookup := lookupWith{set: e.schema.Load(), self: c}
+	seen := map[string]bool{}
+	seenID := map[string]bool{}
+	for i, f := range c.Fields {
+		key := fmt.Sprintf("fields.%d", i)
+		if f == nil {
+			d[key] = "must be an object"
+			continue
+		}
+		if f.ID == "" && old != nil {
+			// A field sent without id keeps the id of the same-named field.
+			if of := old.Collection.Field(f.Name); of != nil {
+				f.ID = of.ID
+			}
+		}
+		if f.ID == "" {
+			f.ID = "fld_" + NewID()
+		} else if old != nil && old.Collection.FieldByID(f.ID) == nil && !strings.HasPrefix(f.ID, "fld_") {
+			d[key+".id"] = "unknown field id"
+		}
+		if seenID[f.ID] {
+			d[key+".id"] = "duplicate field id"
+		}
+		seenID[f.ID] = true
+		if msg := schema.ValidateField(f, lookup); msg != "" {
+			d[key] = msg
+			continue
+		}
+		if f.Encrypted {
+			d[key+".encrypted"] = "encryption at rest is not supported yet"
+		}
+		lower := strings.ToLower(f.Name)
+		if seen[lower] {
+			d[key+".name"] = "duplicate field name"
+		}
+		seen[lower] = true
+		if c.Type == schema.TypeAuth && isAuthSystemName(f.Name) {
+			d[key+".name"] = fmt.Sprintf("%q is a system field of auth collections", f.Name)
+		}
+		if f.Type == schema.FieldRelation && f.Collection == c.ID && c.ID == "" {
+			d[key] = "relation target unresolved"
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"svcd/engine/schema"
+)
+
+// Collections returns every collection, ordered by name.
+func (e *Engine) Collections() []*schema.Collection {
+	set := e.schema.Load()
+	out := make([]*schema.Collection, len(set.list))
+	for i, ci := range set.list {
+		out[i] = ci.Collection
+	}
+	return out
+}
+
+// Collection returns one collection by name or id.
+func (e *Engine) Collection(nameOrID string) (*schema.Collection, error) {
+	ci := e.collection(nameOrID)
+	if ci == nil {
+		return nil, errNotFound
+	}
+	return ci.Collection, nil
+}
+
+type collectionCreateCmd struct {
+	Collection  schema.Collection `json:"collection"`
+	ViewColumns []string          `json:"view_columns,omitempty"`
+}
+
+type collectionUpdateCmd struct {
+	ID          string            `json:"id"`
+	Version     int64             `json:"version"`
+	Collection  schema.Collection `json:"collection"`
+	ViewColumns []string          `json:"view_columns,omitempty"`
+}
+
+type collectionDeleteCmd struct {
+	ID      string `json:"id"`
+	Version int64  `json:"version"`
+}
+
+// decodeStrict decodes a JSON object, refusing trailing data.
+func decodeStrict(body []byte, v any) *Error {
+	dec := json.NewDecoder(bytesReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return Errorf(KindBadRequest, "Invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return Errorf(KindBadRequest, "Invalid JSON body: trailing data")
+	}
+	return nil
+}
+
+// CreateCollection validates and creates a collection from its JSON.
+func (e *Engine) CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error) {
+	var c schema.Collection
+	if err := decodeStrict(body, &c); err != nil {
+		return nil, 0, err
+	}
+	if c.Type == "" {
+		c.Type = schema.TypeBase
+	}
+	now := e.now().Unix()
+	c.ID = "col_" + NewID()
+	c.Created, c.Updated = now, now
+	if c.Fields == nil {
+		c.Fields = []*schema.Field{}
+	}
+	if verr := e.validateCollection(&c, nil); verr != nil {
+		return nil, 0, verr
+	}
+	var viewCols []string
+	if c.Type == schema.TypeView {
+		var verr *Error
+		if c.Fields, viewCols, verr = e.inferView(ctx, c.ViewQuery); verr != nil {
+			return nil, 0, verr
+		}
+		c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
+	}
+	_, idx, err := e.propose(ctx, cmdCollectionCreate, collectionCreateCmd{Collection: c, ViewColumns: viewCols})
+	if err != nil {
+		return nil, idx, err
+	}
+	if ci := e.collection(c.ID); ci != nil {
+		return ci.Collection, idx, nil
+	}
+	return &c, idx, nil
+}
+
+// UpdateCollection applies a partial change: any top-level member present
+// in the body replaces the current one. Renames and field changes migrate
+// the table in the same command.
+func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error) {
+	for attempt := 0; ; attempt++ {
+		old := e.collection(nameOrID)
+		if old == nil {
+			return nil, 0, errNotFound
+		}
+		var patch map[string]json.RawMessage
+		if err := decodeStrict(body, &patch); err != nil {
+			return nil, 0, err
+		}
+		// Merge: start from the stored JSON, overlay the patch.
+		merged := map[string]json.RawMessage{}
+		cur, _ := json.Marshal(old.Collection)
+		json.Unmarshal(cur, &merged)
+		for k, v := range patch {
+			if k == "id" || k == "created" || k == "updated" {
+				continue
+			}
+			merged[k] = v
+		}
+		mb, _ := json.Marshal(merged)
+		var c schema.Collection
+		if err := decodeStrict(mb, &c); err != nil {
+			return nil, 0, err
+		}
+		c.ID, c.Created, c.Version = old.ID, old.Created, old.Version
+		c.Updated = max(e.now().Unix(), old.Updated)
+		if c.Fields == nil {
+			c.Fields = []*schema.Field{}
+		}
+		if verr := e.validateCollection(&c, old); verr != nil {
+			return nil, 0, verr
+		}
+		var viewCols []string
+		if c.Type == schema.TypeView {
+			var verr *Error
+			if c.Fields, viewCols, verr = e.inferView(ctx, c.ViewQuery); verr != nil {
+				return nil, 0, verr
+			}
+			c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
+		}
+		_, idx, err := e.propose(ctx, cmdCollectionUpdate, collectionUpdateCmd{
+			ID: old.ID, Version: old.Version, Collection: c, ViewColumns: viewCols,
+		})
+		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, idx, err
+		}
+		if ci := e.collection(old.ID); ci != nil {
+			return ci.Collection, idx, nil
+		}
+		return &c, idx, nil
+	}
+}
+
+// DeleteCollection drops a collection and its table.
+func (e *Engine) DeleteCollection(ctx context.Context, nameOrID string) (uint64, error) {
+	for attempt := 0; ; attempt++ {
+		ci := e.collection(nameOrID)
+		if ci == nil {
+			return 0, errNotFound
+		}
+		_, idx, err := e.propose(ctx, cmdCollectionDelete, collectionDeleteCmd{ID: ci.ID, Version: ci.Version})
+		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+			continue
+		}
+		return idx, err
+	}
+}
+
+// referencing lists the relation fields of other collections that point at
+// id, as "collection.field".
+func referencing(set *schemaSet, id string) []string {
+	var out []string
+	for _, other := range set.list {
+		if other.ID == id {
+			continue
+		}
+		for _, f := range other.Fields {
+			if f.Type == schema.FieldRelation && f.Collection == id {
+				out = append(out, other.Name+"."+f.Name)
+			}
+		}
+	}
+	return out
+}
+

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"svcd/engine/password"
+	"svcd/engine/token"
+	"svcd/fsm"
+)
+
+// Proposer commits a command through the log and returns the state
+// machine's result, the log index and the command's error.
+type Proposer interface {
+	Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error)
+}
+
+// Options configure an Engine.
+type Options struct {
+	Store  *fsm.Store
+	Signer *token.Signer
+	// Clock is the wall clock for timestamps resolved before proposing.
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// PasswordParams are the argon2id costs for new hashes.
+	PasswordParams password.Params
+}
+
+// Engine is the domain service of one node.
+type Engine struct {
+	store    *fsm.Store
+	proposer Proposer
+	signer   *token.Signer
+	now      func() time.Time
+	log      *slog.Logger
+	pwParams password.Params
+
+	schema   atomic.Pointer[schemaSet]
+	admins   atomic.Pointer[adminSet]
+	settings atomic.Pointer[map[string]string]
+	applied  *applyCache
+	version  atomic.Int64 // schema version of the internal tables
+}
+
+// New builds the engine and registers its command handlers on the store's
+// registry. Call it before the consensus layer starts applying entries.
+func New(opts Options) (*Engine, error) {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.PasswordParams == (password.Params{}) {
+		opts.PasswordParams = password.Default
+	}
+	e := &Engine{
+		store:    opts.Store,
+		signer:   opts.Signer,
+		now:      opts.Clock,
+		log:      opts.Logger,
+		pwParams: opts.PasswordParams,
+		applied:  newApplyCache(),
+	}
+	e.register(opts.Store.Registry())
+	opts.Store.Observe(e.onEvents)
+	if err := e.reloadAll(context.Background()); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// SetProposer connects the engine to the consensus layer.
+func (e *Engine) SetProposer(p Proposer) { e.proposer = p }
+
+// onEvents rebuilds the caches that committed commands invalidated.
+func (e *Engine) onEvents(events []fsm.Event) {
+	var schema, admins, settings bool
+	for _, ev := range events {
+		switch ev.Kind {
+		case evSchema:
+			schema = true
+		case evAdmins:
+			admins = true
+		case evSettings:
+			settings = true
+		case fsm.KindRestore, evMigrate:
+			schema, admins, settings = true, true, true
+			e.applied.reset()
+		}
+	}
+	ctx := context.Background()
+	if schema && admins && settings {
+		if v, err := e.readSchemaVersion(ctx); err == nil {
+			e.version.Store(v)
+		}
+	}
+	if schema {
+		if err := e.reloadSchema(ctx); err != nil {
+			e.log.Error("reload collections", "err", err)
+		}
+	}
+	if admins {
+		if err := e.reloadAdmins(ctx); err != nil {
+			e.log.Error("reload admins", "err", err)
+		}
+	}
+	if settings {
+		if err := e.reloadSettings(ctx); err != nil {
+			e.log.Error("reload settings", "err", err)
+		}
+	}
+}
+
+func (e *Engine) reloadAll(ctx context.Context) error {
+	v, err := e.readSchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	e.version.Store(v)
+	e.schema.Store(&schemaSet{byName: map[string]*collInfo{}, byID: map[string]*collInfo{}})
+	e.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
+	e.settings.Store(&map[string]string{})
+	if v == 0 {
+		return nil
+	}
+	if err := e.reloadSchema(ctx); err != nil {
+		return err
+	}
+	if err := e.reloadAdmins(ctx); err != nil {
+		return err
+	}
+	return e.reloadSettings(ctx)
+}
+
+// propose encodes payload as the command's JSON and commits it.
+func (e *Engine) propose(ctx context.Context, t fsm.Type, payload any) (any, uint64, error) {
+	if e.proposer == nil {
+		return nil, 0, Errorf(KindUnavailable, "the node is starting")
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, 0, fmt.Errorf("engine: encode command: %w", err)
+	}
+	return e.proposer.Apply(ctx, fsm.Command{Type: t, Version: 1, Payload: b})
+}
+
+// decodeCmd decodes a command's JSON payload with numbers kept exact.
+func decodeCmd[T any](cmd fsm.Command) (*T, error) {
+	var v T
+	dec := json.NewDecoder(bytesReader(cmd.Payload))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: decode payload: %v", fsm.ErrHalt, err)
+	}
+	return &v, nil
+}

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies a domain error; the api package maps each to one status.
+type Kind uint8
+
+const (
+	KindInternal Kind = iota
+	KindBadRequest
+	KindUnauthorized
+	KindForbidden
+	KindNotFound
+	KindMethodNotAllowed
+	KindConflict
+	KindPrecondition
+	KindValidation
+	KindUnavailable
+	KindTooManyRequests
+)
+
+// Error is a domain error. It holds only plain data so that it can cross
+// nodes with the command result.
+type Error struct {
+	Kind    Kind           `json:"kind"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+	// ETag is the current entity tag for a failed precondition.
+	ETag string `json:"etag,omitempty"`
+	// RetryAfter (seconds) for unavailable and rate-limited answers.
+	RetryAfter int `json:"retry_after,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if len(e.Details) > 0 {
+		return fmt.Sprintf("%s: %v", e.Message, e.Details)
+	}
+	return e.Message
+}
+
+func newErr(k Kind, format string, args ...any) *Error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Errorf builds a domain error of kind k.
+func Errorf(k Kind, format string, args ...any) *Error { return newErr(k, format, args...) }
+
+// ValidationError is a 422 with one message per field.
+func ValidationError(details map[string]string) *Error {
+	d := make(map[string]any, len(details))
+	for k, v := range details {
+		d[k] = v
+	}
+	return &Error{Kind: KindValidation, Message: "Validation failed", Details: d}
+}
+
+func fieldError(field, msg string) *Error {
+	return ValidationError(map[string]string{field: msg})
+}
+
+var (
+	errNotFound        = &Error{Kind: KindNotFound, Message: "The requested resource wasn't found"}
+	errForbidden       = &Error{Kind: KindForbidden, Message: "You are not allowed to perform this request"}
+	errAdminOnly       = &Error{Kind: KindForbidden, Message: "Only admins can perform this action"}
+	errViewWrite       = &Error{Kind: KindMethodNotAllowed, Message: "View collections are read-only"}
+	errInvalidCreds    = &Error{Kind: KindUnauthorized, Message: "Invalid credentials"}
+	errSchemaMoved     = &Error{Kind: KindConflict, Message: "The collection changed while the request was in flight; retry"}
+	errAdminExists     = &Error{Kind: KindConflict, Message: "An admin already exists"}
+	errNotImplementedQ = "is not supported yet"
+)
+
+// AsError returns err as a domain error, or nil.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// Is matches domain errors by kind and message, so an error that crossed a
+// node boundary still matches its sentinel.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Kind == e.Kind && t.Message == e.Message
+}

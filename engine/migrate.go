@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"svcd/fsm"
+)
+
+// migrations are the internal tables, one list of statements per schema
+// version. They run through the log (the leader proposes the version its
+// binary knows), so every replica builds them at the same index.
+var migrations = [][]string{
+	1: {
+		`CREATE TABLE _svc_collections (
+			id TEXT PRIMARY KEY,
+			name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+			type TEXT NOT NULL,
+			version INTEGER NOT NULL,
+			data TEXT NOT NULL,
+			created INTEGER NOT NULL,
+			updated INTEGER NOT NULL)`,
+		`CREATE TABLE _svc_admins (
+			id TEXT PRIMARY KEY,
+			email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+			password TEXT NOT NULL,
+			role TEXT NOT NULL,
+			created INTEGER NOT NULL,
+			updated INTEGER NOT NULL)`,
+		`CREATE TABLE _svc_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+	},
+}
+
+// SchemaVersion is the newest internal schema this binary knows.
+func SchemaVersion() int64 { return int64(len(migrations) - 1) }
+
+type migrateCmd struct {
+	Version int64 `json:"version"`
+}
+
+func (e *Engine) readSchemaVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		err := r.QueryRow(`SELECT v FROM _svc_meta WHERE k = 'schema_version'`).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			v = 0
+			return nil
+		}
+		return err
+	})
+	return v, err
+}
+
+// Migrated reports whether this replica's internal tables are at the
+// version this binary knows.
+func (e *Engine) Migrated() bool { return e.version.Load() >= SchemaVersion() }
+
+// Migrate proposes the internal schema version of this binary if the
+// replica is behind it. Only the leader calls it (see scheduler).
+func (e *Engine) Migrate(ctx context.Context) error {
+	if e.Migrated() {
+		return nil
+	}
+	_, _, err := e.propose(ctx, cmdMigrate, migrateCmd{Version: SchemaVersion()})
+	return err
+}
+
+func (e *Engine) applyMigrate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[migrateCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	if c.Version > SchemaVersion() {
+		return nil, fmt.Errorf("%w: internal schema version %d is newer than this binary's %d: upgrade svcd",
+			fsm.ErrHalt, c.Version, SchemaVersion())
+	}
+	var cur int64
+	err = tx.QueryRow(`SELECT v FROM _svc_meta WHERE k = 'schema_version'`).Scan(&cur)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	for v := cur + 1; v <= c.Version; v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.ExecDirect(stmt); err != nil {
+				return nil, fmt.Errorf("%w: migration %d: %v", fsm.ErrHalt, v, err)
+			}
+		}
+	}
+	if c.Version > cur {
+		if _, err := tx.Exec(`INSERT INTO _svc_meta (k, v) VALUES ('schema_version', ?)
+			ON CONFLICT (k) DO UPDATE SET v = excluded.v`, c.Version); err != nil {
+			return nil, err
+		}
+		tx.Emit(fsm.Event{Kind: evMigrate})
+	}
+	return nil, nil
+}

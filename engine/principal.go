@@ -1,0 +1,64 @@
+package engine
+
+// Role is an admin role; each includes the ones below it.
+type Role int
+
+const (
+	RoleNone Role = iota
+	RoleViewer
+	RoleEditor
+	RoleDeveloper
+	RoleOwner
+)
+
+var roleNames = [...]string{"", "viewer", "editor", "developer", "owner"}
+
+func (r Role) String() string {
+	if r < 0 || int(r) >= len(roleNames) {
+		return ""
+	}
+	return roleNames[r]
+}
+
+// ParseRole maps a role name to its Role, or RoleNone.
+func ParseRole(s string) Role {
+	for i, n := range roleNames {
+		if i > 0 && n == s {
+			return Role(i)
+		}
+	}
+	return RoleNone
+}
+
+// PrincipalKind tells who is calling.
+type PrincipalKind uint8
+
+const (
+	Anonymous PrincipalKind = iota
+	User
+	AdminPrincipal
+)
+
+// Principal is the authenticated caller of one request.
+type Principal struct {
+	Kind       PrincipalKind
+	ID         string
+	Email      string
+	Collection string
+	Role       Role
+	// TokenID is the jti of the credential used.
+	TokenID string
+}
+
+// IsAdmin reports whether the caller is an admin (admins bypass rules).
+func (p Principal) IsAdmin() bool { return p.Kind == AdminPrincipal }
+
+// ruleAllows is the rule check of this stage: nil admits admins only, ""
+// admits everyone, and an expression admits admins only until the filter
+// language evaluates it.
+func ruleAllows(rule *string, admin bool) bool {
+	if admin {
+		return true
+	}
+	return rule != nil && *rule == ""
+}

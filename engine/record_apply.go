@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"svcd/engine/schema"
+	"svcd/fsm"
+)
+
+type recordCreateCmd struct {
+	Coll   string         `json:"coll"`
+	Ver    int64          `json:"ver"`
+	Admin  bool           `json:"admin"`
+	ID     string         `json:"id"`
+	Now    int64          `json:"now"`
+	Values map[string]any `json:"values"`
+}
+
+type recordUpdateCmd struct {
+	Coll    string         `json:"coll"`
+	Ver     int64          `json:"ver"`
+	Admin   bool           `json:"admin"`
+	ID      string         `json:"id"`
+	Now     int64          `json:"now"`
+	Values  map[string]any `json:"values"`
+	IfMatch string         `json:"if_match,omitempty"`
+}
+
+type recordDeleteCmd struct {
+	Coll    string `json:"coll"`
+	Ver     int64  `json:"ver"`
+	Admin   bool   `json:"admin"`
+	ID      string `json:"id"`
+	IfMatch string `json:"if_match,omitempty"`
+}
+
+// RecordChange is the payload of record events.
+type RecordChange struct {
+	CollectionID   string
+	CollectionName string
+	Row            []any
+}
+
+// storedFromCommand turns a JSON-decoded command value back into the stored
+// form for a column: the inverse of encoding the prepared values.
+func storedFromCommand(col schema.Column, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch col {
+	case schema.ColInteger:
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				return i, nil
+			}
+			return n.Float64()
+		}
+	case schema.ColReal:
+		if n, ok := v.(json.Number); ok {
+			return n.Float64()
+		}
+	case schema.ColText:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case schema.ColBlob:
+		if s, ok := v.(string); ok {
+			return base64.StdEncoding.DecodeString(s)
+		}
+	}
+	return nil, fmt.Errorf("%w: value %T does not fit a %s column", fsm.ErrHalt, v, col)
+}
+
+func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[recordCreateCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	if err != nil {
+		return nil, err
+	}
+	if ci.Type == schema.TypeView {
+		return nil, errViewWrite
+	}
+	if !ruleAllows(ci.CreateRule, c.Admin) {
+		return nil, errForbidden
+	}
+	cols := make([]string, 0, 3+len(ci.fields))
+	args := make([]any, 0, 3+len(ci.fields))
+	cols = append(cols, "id", "created", "updated")
+	args = append(args, c.ID, c.Now, c.Now)
+	for _, f := range ci.fields {
+		v, err := storedFromCommand(f.typ.Column(f.Field), c.Values[f.Name])
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, f.col)
+		args = append(args, v)
+	}
+	if err := e.checkRelations(tx, ci, c.Values); err != nil {
+		return nil, err
+	}
+	q := "INSERT INTO " + ci.table + " (" + strings.Join(cols, ", ") + ") VALUES (?" +
+		strings.Repeat(", ?", len(cols)-1) + ") RETURNING " + ci.selectCols
+	row, err := ci.scanRow(tx.QueryRow(q, args...).Scan)
+	if err != nil {
+		return nil, uniqueError(ci, err)
+	}
+	tx.Emit(fsm.Event{Kind: EvRecordCreate, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	return row, nil
+}
+
+// uniqueError maps a unique violation to a 422 on the field (or the id).
+func uniqueError(ci *collInfo, err error) error {
+	if !isUniqueViolation(err) {
+		return err
+	}
+	col := uniqueViolationColumn(err)
+	if col == "" {
+		col = "id"
+	}
+	for _, f := range ci.fields {
+		if strings.EqualFold(f.Name, col) {
+			return fieldError(f.Name, "must be unique")
+		}
+	}
+	if col == "id" {
+		return fieldError("id", "a record with this id already exists")
+	}
+	return fieldError(col, "must be unique")
+}
+
+// checkRelations verifies that every referenced record exists now.
+func (e *Engine) checkRelations(tx *fsm.Tx, ci *collInfo, values map[string]any) error {
+	for _, f := range ci.fields {
+		if f.Type != schema.FieldRelation {
+			continue
+		}
+		v, ok := values[f.Name].(string)
+		if !ok || v == "" {
+			continue
+		}
+		ids := []string{v}
+		if f.Multiple {
+			ids = nil
+			if err := json.Unmarshal([]byte(v), &ids); err != nil {
+				return fmt.Errorf("%w: relation value: %v", fsm.ErrHalt, err)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		var target string
+		err := tx.QueryRow(`SELECT name FROM _svc_collections WHERE id = ?`, f.Collection).Scan(&target)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fieldError(f.Name, "relation target collection does not exist")
+		}
+		if err != nil {
+			return err
+		}
+		sorted := append([]string(nil), ids...)
+		sort.Strings(sorted)
+		args := make([]any, len(sorted))
+		for i, id := range sorted {
+			args[i] = id
+		}
+		var n int
+		q := "SELECT count(*) FROM " + quoteIdent(target) + " WHERE id IN (?" + strings.Repeat(", ?", len(args)-1) + ")"
+		if err := tx.QueryRow(q, args...).Scan(&n); err != nil {
+			return err
+		}
+		if n != len(ids) {
+			return fieldError(f.Name, "references a record that does not exist")
+		}
+	}
+	return nil
+}
+
+// loadRowForWrite reads the current row and applies the visibility and
+// write rules and the If-Match precondition.
+func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool, rule *string, ifMatch string) ([]any, error) {
+	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !ruleAllows(ci.ViewRule, admin) {
+		return nil, errNotFound
+	}
+	if !ruleAllows(rule, admin) {
+		return nil, errForbidden
+	}
+	if ifMatch != "" && !ETagMatches(ifMatch, ci.etag(row)) {
+		return nil, &Error{Kind: KindPrecondition, Message: "The record changed (If-Match failed)", ETag: ci.etag(row)}
+	}
+	return row, nil
+}
+
+// ETagMatches reports whether an If-Match or If-None-Match header matches
+// the current tag (weak comparison over a list; "*" matches anything).
+func ETagMatches(header, current string) bool {
+	strip := func(s string) string { return strings.TrimPrefix(strings.TrimSpace(s), "W/") }
+	for _, t := range strings.Split(header, ",") {
+		if t = strings.TrimSpace(t); t == "*" || strip(t) == strip(current) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[recordUpdateCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	if err != nil {
+		return nil, err
+	}
+	if ci.Type == schema.TypeView {
+		return nil, errViewWrite
+	}
+	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.UpdateRule, c.IfMatch)
+	if err != nil {
+		return nil, err
+	}
+	prev, _ := old[2].(int64)
+	updated := max(c.Now, prev+1)
+	sets := []string{"updated = ?"}
+	args := []any{updated}
+	for _, f := range ci.fields {
+		raw, ok := c.Values[f.Name]
+		if !ok {
+			continue
+		}
+		v, err := storedFromCommand(f.typ.Column(f.Field), raw)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, f.col+" = ?")
+		args = append(args, v)
+	}
+	if err := e.checkRelations(tx, ci, c.Values); err != nil {
+		return nil, err
+	}
+	args = append(args, c.ID)
+	q := "UPDATE " + ci.table + " SET " + strings.Join(sets, ", ") + " WHERE id = ? RETURNING " + ci.selectCols
+	row, err := ci.scanRow(tx.QueryRow(q, args...).Scan)
+	if err != nil {
+		return nil, uniqueError(ci, err)
+	}
+	tx.Emit(fsm.Event{Kind: EvRecordUpdate, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	return row, nil
+}
+
+func (e *Engine) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[recordDeleteCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	if err != nil {
+		return nil, err
+	}
+	if ci.Type == schema.TypeView {
+		return nil, errViewWrite
+	}
+	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.DeleteRule, c.IfMatch)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec("DELETE FROM "+ci.table+" WHERE id = ?", c.ID); err != nil {
+		return nil, err
+	}
+	tx.Emit(fsm.Event{Kind: EvRecordDelete, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, old}})
+	return nil, nil
+}

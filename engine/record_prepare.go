@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"svcd/engine/password"
+	"svcd/engine/schema"
+)
+
+// prepareCreate validates a create body against ci and returns the record id
+// and the stored value of every field, with passwords hashed and autodates
+// filled: everything the handler needs, nothing it must compute.
+func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, now int64) (string, map[string]any, *Error) {
+	d := map[string]string{}
+	id := ""
+	switch v := body["id"].(type) {
+	case nil:
+		id = NewID()
+	case string:
+		if !ValidRecordID(v) {
+			d["id"] = "must be 15 characters of a-z and 0-9"
+		}
+		id = v
+	default:
+		d["id"] = "must be a string"
+	}
+	values := make(map[string]any, len(ci.fields))
+	for _, f := range ci.fields {
+		in := body[f.Name]
+		if f.system {
+			in = systemFieldInput(f, in, admin, true)
+		}
+		if f.Type == schema.FieldAutodate {
+			if f.OnCreate || f.OnUpdate {
+				values[f.Name] = now
+			} else {
+				values[f.Name] = nil
+			}
+			continue
+		}
+		if f.system && f.Name == "password" && in == nil {
+			d[f.Name] = "cannot be blank"
+			continue
+		}
+		stored, msg := e.normalize(f, in)
+		if msg != "" {
+			d[f.Name] = msg
+			continue
+		}
+		values[f.Name] = stored
+	}
+	if len(d) > 0 {
+		return "", nil, ValidationError(d)
+	}
+	return id, values, nil
+}
+
+// prepareUpdate validates the fields present in a patch body.
+func (e *Engine) prepareUpdate(ci *collInfo, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
+	d := map[string]string{}
+	values := map[string]any{}
+	for _, f := range ci.fields {
+		if f.Type == schema.FieldAutodate {
+			if f.OnUpdate {
+				values[f.Name] = now
+			}
+			continue
+		}
+		in, present := body[f.Name]
+		if !present {
+			continue
+		}
+		if f.system {
+			if !systemFieldWritable(f, admin) {
+				continue
+			}
+			if f.Name == "password" && in == nil {
+				d[f.Name] = "cannot be blank"
+				continue
+			}
+		}
+		stored, msg := e.normalize(f, in)
+		if msg != "" {
+			d[f.Name] = msg
+			continue
+		}
+		values[f.Name] = stored
+	}
+	if len(d) > 0 {
+		return nil, ValidationError(d)
+	}
+	return values, nil
+}
+
+// systemFieldInput decides what a client may set on an auth system field.
+func systemFieldInput(f *fieldInfo, in any, admin, create bool) any {
+	if systemFieldWritable(f, admin) {
+		return in
+	}
+	if f.Type == schema.FieldBool {
+		return false
+	}
+	return nil
+}
+
+func systemFieldWritable(f *fieldInfo, admin bool) bool {
+	switch f.Name {
+	case "email", "password":
+		return true
+	case "email_verified":
+		return admin
+	}
+	return false
+}
+
+// normalize validates one value and hashes passwords.
+func (e *Engine) normalize(f *fieldInfo, in any) (any, string) {
+	stored, msg := schema.NormalizeValue(f.Field, in)
+	if msg != "" || stored == nil || f.Type != schema.FieldPassword {
+		return stored, msg
+	}
+	plain, _ := stored.(string)
+	if f.system {
+		if msg := e.checkPasswordPolicy(plain); msg != "" {
+			return nil, msg
+		}
+	}
+	h, err := password.Hash(plain, e.pwParams)
+	if err != nil {
+		return nil, "could not be stored"
+	}
+	return h, ""
+}
+
+// checkPasswordPolicy applies the password.* settings to an account password.
+func (e *Engine) checkPasswordPolicy(p string) string {
+	minLen, _ := strconv.Atoi(e.Setting("password.min_length"))
+	minLen = max(minLen, 8)
+	if n := len([]rune(p)); n < minLen {
+		return fmt.Sprintf("must be at least %d characters", minLen)
+	}
+	if len([]rune(p)) > 1024 {
+		return "must be at most 1024 characters"
+	}
+	checks := []struct {
+		key  string
+		ok   func(rune) bool
+		what string
+	}{
+		{"password.require_upper", unicode.IsUpper, "an upper-case letter"},
+		{"password.require_lower", unicode.IsLower, "a lower-case letter"},
+		{"password.require_digit", unicode.IsDigit, "a digit"},
+		{"password.require_symbol", func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) }, "a symbol"},
+	}
+	var missing []string
+	for _, c := range checks {
+		if e.SettingBool(c.key) && strings.IndexFunc(p, c.ok) < 0 {
+			missing = append(missing, c.what)
+		}
+	}
+	if len(missing) > 0 {
+		return "must contain " + strings.Join(missing, ", ")
+	}
+	return ""
+}

@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"svcd/fsm"
+)
+
+// settingDefaults are the documented runtime settings and their defaults
+// (SPEC.md's configuration table). Unknown keys may be stored too.
+var settingDefaults = map[string]string{
+	"app.url":                             "",
+	"docs.enabled":                        "1",
+	"cors.origins":                        "",
+	"cors.credentials":                    "0",
+	"cors.methods":                        "",
+	"cors.headers":                        "",
+	"cors.max_age":                        "600",
+	"security.trusted_proxies":            "",
+	"mail.transport":                      "smtp",
+	"smtp.enabled":                        "0",
+	"smtp.port":                           "587",
+	"storage.driver":                      "local",
+	"s3.region":                           "auto",
+	"storage.redirect_downloads":          "0",
+	"vector.max_candidates":               "100000",
+	"realtime.retention_sec":              "30",
+	"execution.timeout_ms":                "5000",
+	"hooks.slow_ms":                       "1000",
+	"queues.visibility_timeout_sec":       "300",
+	"rate_limit.enabled":                  "1",
+	"metrics.enabled":                     "0",
+	"otel.service_name":                   "svc",
+	"update_check.enabled":                "1",
+	"password.min_length":                 "12",
+	"password.require_upper":              "0",
+	"password.require_lower":              "0",
+	"password.require_digit":              "0",
+	"password.require_symbol":             "0",
+	"password.hibp_check":                 "0",
+	"auth.user.window_seconds":            "604800",
+	"auth.admin.window_seconds":           "604800",
+	"auth.file.window_seconds":            "3600",
+	"auth.refresh.window_seconds":         "604800",
+	"auth.lockout.max_attempts":           "0",
+	"auth.lockout.duration_seconds":       "900",
+	"auth.mfa.enabled":                    "1",
+	"auth.webauthn.enabled":               "1",
+	"auth.impersonation.enabled":          "1",
+	"auth.otp.enabled":                    "0",
+	"auth.anonymous.enabled":              "0",
+	"notifications.providers.fcm.enabled": "0",
+}
+
+// secretSuffixes mark settings whose values are secrets (SPEC.md).
+var secretSuffixes = []string{
+	".password", ".pass", ".secret", ".client_secret", ".api_key", ".apikey", ".token",
+	".private_key", ".privatekey", ".access_key", ".accesskey", ".service_account",
+	".secret_access_key", ".access_key_id",
+}
+
+// IsSecretSetting reports whether key holds a secret.
+func IsSecretSetting(key string) bool {
+	for _, s := range secretSuffixes {
+		if strings.HasSuffix(key, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretMask replaces secret values in listings.
+const SecretMask = "********"
+
+// Setting returns the stored value of key, or its default.
+func (e *Engine) Setting(key string) string {
+	if v, ok := (*e.settings.Load())[key]; ok {
+		return v
+	}
+	return settingDefaults[key]
+}
+
+// SettingBool reads a boolean setting ("1"/"true" are true).
+func (e *Engine) SettingBool(key string) bool {
+	v := strings.ToLower(strings.TrimSpace(e.Setting(key)))
+	return v == "1" || v == "true"
+}
+
+// Settings returns every known and stored setting; secrets are masked
+// unless reveal.
+func (e *Engine) Settings(reveal bool) map[string]string {
+	out := make(map[string]string, len(settingDefaults))
+	for k, v := range settingDefaults {
+		out[k] = v
+	}
+	for k, v := range *e.settings.Load() {
+		out[k] = v
+	}
+	if !reveal {
+		for k, v := range out {
+			if v != "" && IsSecretSetting(k) {
+				out[k] = SecretMask
+			}
+		}
+	}
+	return out
+}
+
+type settingsPatchCmd struct {
+	Set   map[string]string `json:"set,omitempty"`
+	Unset []string          `json:"unset,omitempty"`
+}
+
+// maxSettingKey and maxSettingValue bound one setting.
+const (
+	maxSettingKey   = 200
+	maxSettingValue = 64 << 10
+)
+
+// PatchSettings stores the given keys: a string, number or boolean sets the
+// value (as a string), null restores the default. A masked secret sent back
+// unchanged is left alone.
+func (e *Engine) PatchSettings(ctx context.Context, body []byte) (map[string]string, uint64, error) {
+	var in map[string]any
+	if err := decodeStrict(body, &in); err != nil {
+		return nil, 0, err
+	}
+	if in == nil {
+		return nil, 0, Errorf(KindBadRequest, "Expected a JSON object of setting keys")
+	}
+	cmd := settingsPatchCmd{Set: map[string]string{}}
+	d := map[string]string{}
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "" || len(k) > maxSettingKey || strings.ContainsAny(k, " \t\r\n") {
+			d[k] = "invalid key"
+			continue
+		}
+		switch v := in[k].(type) {
+		case nil:
+			cmd.Unset = append(cmd.Unset, k)
+		case string:
+			if v == SecretMask && IsSecretSetting(k) {
+				continue
+			}
+			if len(v) > maxSettingValue {
+				d[k] = "value too long"
+				continue
+			}
+			cmd.Set[k] = v
+		case bool:
+			cmd.Set[k] = map[bool]string{true: "1", false: "0"}[v]
+		case json.Number:
+			cmd.Set[k] = v.String()
+		default:
+			d[k] = "must be a string, number, boolean or null"
+		}
+	}
+	if len(d) > 0 {
+		return nil, 0, ValidationError(d)
+	}
+	if msg := validateSettingValues(cmd.Set); len(msg) > 0 {
+		return nil, 0, ValidationError(msg)
+	}
+	_, idx, err := e.propose(ctx, cmdSettingsPatch, cmd)
+	if err != nil {
+		return nil, idx, err
+	}
+	return e.Settings(false), idx, nil
+}
+
+// validateSettingValues checks the values of settings whose form is known.
+func validateSettingValues(set map[string]string) map[string]string {
+	d := map[string]string{}
+	for k, v := range set {
+		if def, known := settingDefaults[k]; known && isNumeric(def) && v != "" && !isNumeric(v) {
+			if def == "0" || def == "1" {
+				if lv := strings.ToLower(v); lv == "true" || lv == "false" {
+					continue
+				}
+			}
+			d[k] = "must be a number"
+		}
+	}
+	return d
+}
+
+func isNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if (r < '0' || r > '9') && !(i == 0 && r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Engine) applySettingsPatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[settingsPatchCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(c.Set))
+	for k := range c.Set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := tx.Exec(`INSERT INTO _svc_settings (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, c.Set[k]); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range c.Unset {
+		if _, err := tx.Exec(`DELETE FROM _svc_settings WHERE key = ?`, k); err != nil {
+			return nil, err
+		}
+	}
+	tx.Emit(fsm.Event{Kind: evSettings})
+	return nil, nil
+}
+
+func (e *Engine) reloadSettings(ctx context.Context) error {
+	m := map[string]string{}
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		rows, err := r.Query(`SELECT key, value FROM _svc_settings`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k, v string
+			if err := rows.Scan(&k, &v); err != nil {
+				return err
+			}
+			m[k] = v
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("engine: load settings: %w", err)
+	}
+	e.settings.Store(&m)
+	return nil
+}

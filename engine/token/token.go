@@ -1,0 +1,103 @@
+// Package token owns the service's JSON Web Tokens: HS256 signing with the
+// node-shared key, the claims of SPEC.md, and verification of signature,
+// issuer, audience and expiry. Revocation and account checks are the
+// caller's: they need the database.
+package token
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Issuer is the iss claim of every token.
+const Issuer = "svc"
+
+// Audiences.
+const (
+	AudUser  = "user"
+	AudAdmin = "admin"
+	AudAPI   = "api"
+	AudFile  = "file"
+)
+
+// Claims are the claims of SPEC.md's tokens.
+type Claims struct {
+	ID             string `json:"id"`
+	Email          string `json:"email,omitempty"`
+	Collection     string `json:"collection,omitempty"`
+	Anonymous      bool   `json:"anonymous,omitempty"`
+	ImpersonatedBy string `json:"impersonated_by,omitempty"`
+	// AuthTime is when the session was first established (refresh keeps it).
+	AuthTime int64 `json:"auth_time,omitempty"`
+	jwt.RegisteredClaims
+}
+
+// Signer issues and verifies tokens with one HS256 key.
+type Signer struct {
+	key    []byte
+	parser *jwt.Parser
+}
+
+// NewSigner returns a signer for key (at least 32 bytes).
+func NewSigner(key []byte) (*Signer, error) {
+	if len(key) < 32 {
+		return nil, errors.New("token: signing key must be at least 32 bytes")
+	}
+	return &Signer{
+		key:    append([]byte(nil), key...),
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(), jwt.WithIssuedAt()),
+	}, nil
+}
+
+// Issue signs c for audience aud, valid for ttl from now. It fills iss, aud,
+// iat, exp and a fresh jti, and returns the token and its jti.
+func (s *Signer) Issue(c Claims, aud string, now time.Time, ttl time.Duration) (string, string, error) {
+	jti := make([]byte, 16)
+	if _, err := rand.Read(jti); err != nil {
+		return "", "", fmt.Errorf("token: jti: %w", err)
+	}
+	c.Issuer = Issuer
+	c.Audience = jwt.ClaimStrings{aud}
+	c.IssuedAt = jwt.NewNumericDate(now)
+	c.ExpiresAt = jwt.NewNumericDate(now.Add(ttl))
+	c.RegisteredClaims.ID = hex.EncodeToString(jti)
+	if c.AuthTime == 0 {
+		c.AuthTime = now.Unix()
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.key)
+	return tok, c.RegisteredClaims.ID, err
+}
+
+// ErrInvalid is returned for any token that fails verification.
+var ErrInvalid = errors.New("token: invalid")
+
+// Verify checks signature, issuer, expiry and that aud is among the token's
+// audiences, and returns its claims.
+func (s *Signer) Verify(raw, aud string) (*Claims, error) {
+	var c Claims
+	t, err := s.parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return s.key, nil })
+	if err == nil && !hasAudience(c.Audience, aud) {
+		err = errors.New("wrong audience")
+	}
+	if err != nil || !t.Valid {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if c.ID == "" {
+		return nil, fmt.Errorf("%w: no subject id", ErrInvalid)
+	}
+	return &c, nil
+}
+
+func hasAudience(auds jwt.ClaimStrings, aud string) bool {
+	for _, a := range auds {
+		if a == aud {
+			return true
+		}
+	}
+	return false
+}
