@@ -294,4 +294,3 @@ func (n *Node) otherVoters() int {
 	}
 	return c
 }
-

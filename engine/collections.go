@@ -184,4 +184,3 @@ func referencing(set *schemaSet, id string) []string {
 	}
 	return out
 }
-

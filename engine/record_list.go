@@ -187,4 +187,3 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 	out.Data = buf
 	return out, nil
 }
-

@@ -107,4 +107,3 @@ func hashTable(r *Reader, name string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), rows.Err()
 }
-

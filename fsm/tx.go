@@ -17,7 +17,9 @@ type Tx struct {
 func (t *Tx) Index() uint64 { return t.index }
 
 // Exec runs a statement that returns no rows.
-func (t *Tx) Exec(query string, args ...any) (driver.Result, error) { return t.w.exec(true, query, args) }
+func (t *Tx) Exec(query string, args ...any) (driver.Result, error) {
+	return t.w.exec(true, query, args)
+}
 
 // ExecDirect runs a statement without caching its preparation.
 func (t *Tx) ExecDirect(query string, args ...any) (driver.Result, error) {
