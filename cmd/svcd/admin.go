@@ -5,8 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+
+	"svcd/cmd/svcd/stack"
 	"time"
 )
 
@@ -36,18 +39,17 @@ func runAdmin(args []string) error {
 		return nil
 	}
 	// No node is running: start this one briefly and write through its log.
-	cfg := &config{dataDir: dataDir, jwtSecret: os.Getenv("SVC_JWT_SECRET"), logLevel: 4}
-	st, err := openStack(cfg, newLogger(cfg.logLevel))
+	st, err := stack.Open(stack.Config{DataDir: dataDir, JWTSecret: os.Getenv("SVC_JWT_SECRET")}, newLogger(slog.LevelWarn))
 	if err != nil {
 		return err
 	}
-	defer st.close()
+	defer st.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := st.waitReady(ctx); err != nil {
+	if err := st.WaitReady(ctx); err != nil {
 		return fmt.Errorf("node not ready: %w", err)
 	}
-	if _, _, err := st.engine.CreateOwner(ctx, email, password); err != nil {
+	if _, _, err := st.Engine.CreateOwner(ctx, email, password); err != nil {
 		return fmt.Errorf("create admin: %s", describe(err))
 	}
 	fmt.Printf("admin %s created (owner)\n", email)

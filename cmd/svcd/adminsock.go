@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"svcd/cmd/svcd/stack"
 	"svcd/engine"
 )
 
@@ -33,7 +34,7 @@ func (s *socketServer) Close() error {
 	return err
 }
 
-func listenAdminSocket(dataDir string, st *stack, log *slog.Logger) (*socketServer, error) {
+func listenAdminSocket(dataDir string, st *stack.Stack, log *slog.Logger) (*socketServer, error) {
 	path := filepath.Join(dataDir, adminSocketName)
 	os.Remove(path) // a stale socket of a crashed run; the raft lock proves none is live
 	ln, err := net.Listen("unix", path)
@@ -51,7 +52,7 @@ func listenAdminSocket(dataDir string, st *stack, log *slog.Logger) (*socketServ
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		a, _, err := st.engine.CreateOwner(r.Context(), c.Email, c.Password)
+		a, _, err := st.Engine.CreateOwner(r.Context(), c.Email, c.Password)
 		if err != nil {
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			fmt.Fprint(w, describe(err))

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"svcd/cmd/svcd/stack"
 )
 
 // config is everything `svcd serve` reads from flags and the environment.
@@ -90,4 +92,12 @@ func envUint(key string) (uint64, error) {
 		return 0, fmt.Errorf("%s: %w", key, err)
 	}
 	return n, nil
+}
+
+func (c *config) stackConfig() stack.Config {
+	return stack.Config{
+		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap,
+		JWTSecret: c.jwtSecret, SnapshotThreshold: c.snapshotThreshold,
+		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs,
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"svcd/api"
+	"svcd/cmd/svcd/stack"
 )
 
 // drainTimeout bounds how long in-flight requests may run after SIGTERM.
@@ -29,22 +30,22 @@ func runServe(args []string) error {
 		return err
 	}
 	log := newLogger(cfg.logLevel)
-	st, err := openStack(cfg, log)
+	st, err := stack.Open(cfg.stackConfig(), log)
 	if err != nil {
 		return err
 	}
 	srv := api.New(api.Options{
-		Engine: st.engine, Node: st.node, Stats: st.stats, SetupKey: cfg.setupKey, Logger: log,
+		Engine: st.Engine, Node: st.Node, Stats: st.Stats, SetupKey: cfg.setupKey, Logger: log,
 	})
 	ln, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {
-		st.close()
+		st.Close()
 		return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
 	}
 	sock, err := listenAdminSocket(cfg.dataDir, st, log)
 	if err != nil {
 		ln.Close()
-		st.close()
+		st.Close()
 		return err
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
@@ -52,7 +53,7 @@ func runServe(args []string) error {
 	go func() { errc <- hs.Serve(ln) }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	readyErr := st.waitReady(ctx)
+	readyErr := st.WaitReady(ctx)
 	cancel()
 	printBanner(cfg, st, ln.Addr().String(), readyErr)
 
@@ -72,14 +73,14 @@ func runServe(args []string) error {
 	if herr != nil && !errors.Is(herr, http.ErrServerClosed) {
 		log.Warn("drain incomplete", "err", herr)
 	}
-	if err := st.close(); err != nil {
+	if err := st.Close(); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	log.Info("stopped cleanly")
 	return nil
 }
 
-func printBanner(cfg *config, st *stack, addr string, readyErr error) {
+func printBanner(cfg *config, st *stack.Stack, addr string, readyErr error) {
 	host := addr
 	if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
 		host = "127.0.0.1:" + host[strings.LastIndexByte(host, ':')+1:]
@@ -87,11 +88,11 @@ func printBanner(cfg *config, st *stack, addr string, readyErr error) {
 	fmt.Fprintf(os.Stderr, "\nsvcd %s serving at http://%s\n", version, host)
 	fmt.Fprintf(os.Stderr, "  REST API:   http://%s/api/v1\n", host)
 	fmt.Fprintf(os.Stderr, "  data:       %s\n", cfg.dataDir)
-	fmt.Fprintf(os.Stderr, "  node:       %s (raft %s)\n", st.node.NodeID(), st.node.State())
+	fmt.Fprintf(os.Stderr, "  node:       %s (raft %s)\n", st.Node.NodeID(), st.Node.State())
 	if readyErr != nil {
 		fmt.Fprintf(os.Stderr, "  WARNING: not ready yet: %v\n", readyErr)
 	}
-	if !st.engine.HasAdmin() {
+	if !st.Engine.HasAdmin() {
 		fmt.Fprintf(os.Stderr, "\nNo admin exists yet. Create the first one with either:\n")
 		fmt.Fprintf(os.Stderr, "  svcd admin create you@example.com 'a-long-password'\n")
 		fmt.Fprintf(os.Stderr, "  curl -X POST http://%s/api/v1/admin/setup -H 'Content-Type: application/json' \\\n", host)

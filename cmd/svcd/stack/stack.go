@@ -1,0 +1,162 @@
+// Package stack assembles one node: the SQLite state machine, the engine
+// that registers its command handlers, the Raft node and the leader loop.
+// The svcd command runs it; system tests start it in-process.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"svcd/cluster"
+	"svcd/engine"
+	"svcd/engine/password"
+	"svcd/engine/token"
+	"svcd/fsm"
+	"svcd/scheduler"
+)
+
+// Config is what a node needs to start.
+type Config struct {
+	DataDir   string
+	NodeID    string // generated and kept in DataDir/node-id when empty
+	RaftAddr  string // empty: single-node mode
+	Bootstrap bool
+	JWTSecret string // empty: DataDir/jwt.key, generated on first start
+
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+
+	// PasswordParams override the argon2id costs (tests use cheap ones).
+	PasswordParams password.Params
+	// OnFatal replaces the default (log and exit 70) when the state
+	// machine cannot continue.
+	OnFatal func(error)
+}
+
+// Stack is one node's state machine, domain and consensus, wired together.
+type Stack struct {
+	Store  *fsm.Store
+	Engine *engine.Engine
+	Node   *cluster.Node
+
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Open opens the database, registers the engine's handlers, starts Raft
+// (replaying the log into the state machine) and the leader loop.
+func Open(cfg Config, log *slog.Logger) (*Stack, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	id, err := nodeID(cfg.DataDir, cfg.NodeID)
+	if err != nil {
+		return nil, fmt.Errorf("node id: %w", err)
+	}
+	key, err := signingKey(cfg.DataDir, cfg.JWTSecret, log)
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	onFatal := cfg.OnFatal
+	if onFatal == nil {
+		onFatal = func(err error) {
+			log.Error("FATAL: the state machine cannot continue; stopping the node", "err", err)
+			os.Exit(70)
+		}
+	}
+	signer, err := token.NewSigner(key)
+	if err != nil {
+		return nil, err
+	}
+	store, err := fsm.Open(fsm.Options{
+		Path:     filepath.Join(cfg.DataDir, "data.db"),
+		Registry: fsm.NewRegistry(),
+		Logger:   log,
+		OnFatal:  onFatal,
+	})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	node, err := cluster.Open(cluster.Config{
+		NodeID:            id,
+		Dir:               filepath.Join(cfg.DataDir, "raft"),
+		RaftAddr:          cfg.RaftAddr,
+		Bootstrap:         cfg.Bootstrap,
+		SnapshotThreshold: cfg.SnapshotThreshold,
+		SnapshotInterval:  cfg.SnapshotInterval,
+		TrailingLogs:      cfg.TrailingLogs,
+		Logger:            log,
+	}, store)
+	if err != nil {
+		store.Close()
+		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w (is another svcd running on %s?)", err, cfg.DataDir)
+		}
+		return nil, err
+	}
+	eng.SetProposer(node)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Stack{Store: store, Engine: eng, Node: node, log: log, cancel: cancel, done: make(chan struct{})}
+	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
+	go func() { loop.Run(ctx); close(s.done) }()
+	return s, nil
+}
+
+// WaitReady waits until the node has a leader, has caught up and is
+// migrated.
+func (s *Stack) WaitReady(ctx context.Context) error {
+	if err := s.Node.WaitReady(ctx); err != nil {
+		return err
+	}
+	for !s.Engine.Migrated() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Close stops leader work, then Raft (handing leadership over if this node
+// leads others), then the database.
+func (s *Stack) Close() error {
+	s.cancel()
+	<-s.done
+	return errors.Join(s.Node.Shutdown(), s.Store.Close())
+}
+
+// Stats is the admin metrics snapshot.
+func (s *Stack) Stats() map[string]any {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	bs := s.Store.BatchStats()
+	st := s.Node.Stats()
+	return map[string]any{
+		"process_cpu_seconds":    cpu,
+		"fsm_batches_total":      bs.Batches,
+		"fsm_commands_total":     bs.Commands,
+		"fsm_batch_commands_p50": bs.P50,
+		"fsm_batch_commands_p99": bs.P99,
+		"fsm_applied_index":      s.Store.AppliedIndex(),
+		"raft_commit_index":      st.CommitIndex,
+		"raft_applied_index":     st.AppliedIndex,
+		"raft_last_index":        st.LastIndex,
+		"raft_term":              st.Term,
+		"raft_state":             s.Node.State(),
+	}
+}
