@@ -2,10 +2,12 @@ package fsm_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -378,7 +380,7 @@ func TestApplyBatchNonCommandEntries(t *testing.T) {
 	}
 }
 
-func TestApplyBatchUnknownAndMalformed(t *testing.T) {
+func TestApplyBatchFatalConditions(t *testing.T) {
 	tests := []struct {
 		name      string
 		entry     fsm.Entry
@@ -414,6 +416,12 @@ func TestApplyBatchUnknownAndMalformed(t *testing.T) {
 			wantFatal: fsm.ErrBadEnvelope,
 		},
 		{
+			name:      "handler error wrapping ErrHalt",
+			entry:     cmdEntry(3, typeHalt, nil),
+			want:      outcome{err: fsm.ErrHalt},
+			wantFatal: fsm.ErrHalt,
+		},
+		{
 			name: "known type with FlagIgnoreUnknown runs normally",
 			entry: fsm.Entry{Index: 3, Data: fsm.Command{
 				Type: typePut, Flags: fsm.FlagIgnoreUnknown, Payload: []byte(`{"k":"flagged","v":"1"}`),
@@ -445,6 +453,65 @@ func TestApplyBatchUnknownAndMalformed(t *testing.T) {
 			}
 			if got := s.AppliedIndex(); got != 4 {
 				t.Errorf("AppliedIndex = %d, want 4", got)
+			}
+			if got := kvKeys(t, s); !slices.Contains(got, "after") || slices.Contains(got, "halt-3") {
+				t.Errorf("keys = %v: want the neighbours applied and the failed command rolled back", got)
+			}
+		})
+	}
+}
+
+// TestApplyBatchBeginFailure holds the database's write lock from another
+// connection so that the batch cannot begin (after the 5 s busy timeout).
+func TestApplyBatchBeginFailure(t *testing.T) {
+	tests := []struct {
+		name  string
+		batch []fsm.Entry
+	}{
+		{"batch", []fsm.Entry{putEntry(2, "a", "1"), {Index: 3, Membership: true}}},
+		{"empty batch", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "fsm.db")
+			s, fl := openStore(t, path, nil)
+			fl.allow()
+			mustApply(t, s, ddlEntry(1, kvDDL))
+
+			other, err := sql.Open("sqlite3", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			conn, err := other.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+				t.Fatal(err)
+			}
+			res := apply(t, s, tc.batch...)
+			for i, r := range res {
+				if r.Err == nil {
+					t.Errorf("entry %d: no error although the batch could not begin", i)
+				}
+			}
+			if len(tc.batch) > 0 {
+				if fatals := fl.list(); len(fatals) != 1 || !strings.Contains(fatals[0].Error(), "begin batch") {
+					t.Errorf("OnFatal calls = %v, want one about the failed begin", fatals)
+				}
+			}
+			if got := s.AppliedIndex(); got != 1 {
+				t.Errorf("AppliedIndex = %d, want 1", got)
+			}
+			if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+			mustApply(t, s, putEntry(2, "a", "1"))
+			if got := kvKeys(t, s); !reflect.DeepEqual(got, []string{"a"}) {
+				t.Errorf("keys = %v after the lock was released", got)
 			}
 		})
 	}

@@ -24,6 +24,7 @@ const (
 	typeFail  fsm.Type = 3 // insert a row, emit an event, then return errRejected
 	typePanic fsm.Type = 4 // insert a row, emit an event, then panic
 	typeMulti fsm.Type = 5 // insert several rows; fails half-way on a duplicate key
+	typeHalt  fsm.Type = 6 // insert a row, then return an error wrapping ErrHalt
 )
 
 // kvDDL is the table the put-style handlers write to.
@@ -75,6 +76,14 @@ func testRegistry() *fsm.Registry {
 		}
 		tx.Emit(fsm.Event{Kind: "put", Subject: k})
 		panic("handler exploded")
+	})
+	r.Register(typeHalt, "halt", func(tx *fsm.Tx, c fsm.Command) (any, error) {
+		k := fmt.Sprintf("halt-%d", tx.Index())
+		if _, err := tx.Exec(`INSERT INTO kv (k, v, idx) VALUES (?, ?, ?)`, k, "x", int64(tx.Index())); err != nil {
+			return nil, err
+		}
+		tx.Emit(fsm.Event{Kind: "put", Subject: k})
+		return nil, fmt.Errorf("payload schema v9 is newer than this node: %w", fsm.ErrHalt)
 	})
 	r.Register(typeMulti, "multi", func(tx *fsm.Tx, c fsm.Command) (any, error) {
 		var keys []string
@@ -185,10 +194,25 @@ func closeStore(t testing.TB, s *fsm.Store) {
 // within opTimeout.
 func apply(t testing.TB, s *fsm.Store, entries ...fsm.Entry) []fsm.Result {
 	t.Helper()
-	done := make(chan []fsm.Result, 1)
-	go func() { done <- s.ApplyBatch(entries) }()
+	type outcome struct {
+		res   []fsm.Result
+		panic any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{panic: p}
+			}
+		}()
+		done <- outcome{res: s.ApplyBatch(entries)}
+	}()
 	select {
-	case res := <-done:
+	case o := <-done:
+		if o.panic != nil {
+			t.Fatalf("ApplyBatch(%d entries) panicked: %v", len(entries), o.panic)
+		}
+		res := o.res
 		if len(res) != len(entries) {
 			t.Fatalf("ApplyBatch returned %d results for %d entries", len(res), len(entries))
 		}

@@ -30,6 +30,7 @@ func runServe(args []string) error {
 		return err
 	}
 	log := newLogger(cfg.logLevel)
+	startPprof(log)
 	st, err := stack.Open(cfg.stackConfig(), log)
 	if err != nil {
 		return err
