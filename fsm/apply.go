@@ -38,6 +38,9 @@ var ErrUnknownCommand = errors.New("fsm: unknown command type")
 // command rolls back alone; the applied index is written in the same
 // transaction, so an entry replayed after a crash is skipped.
 func (s *Store) ApplyBatch(entries []Entry) []Result {
+	if len(entries) == 0 {
+		return nil
+	}
 	results, events, last := s.applyBatch(entries)
 	// Observers run outside the lock (they may read the replica) but before
 	// waiters on these indexes wake, so a reader released by WaitApplied sees

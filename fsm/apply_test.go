@@ -681,9 +681,9 @@ func TestWaitApplied(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
+		start := time.Now() // before the context, whose deadline counts from its creation
 		ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
 		defer cancel()
-		start := time.Now()
 		err := s.WaitApplied(ctx, 100)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("WaitApplied = %v, want DeadlineExceeded", err)

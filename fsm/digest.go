@@ -58,11 +58,15 @@ func hashTable(r *Reader, name string) (string, error) {
 	}
 	names, _ := cols.Columns()
 	cols.Close()
+	// Unary plus strips each column's declared type, so the driver hands
+	// over the stored values instead of converting (dates, booleans).
+	sel := make([]string, len(names))
 	order := make([]string, len(names))
-	for i := range names {
+	for i, n := range names {
+		sel[i] = `+"` + strings.ReplaceAll(n, `"`, `""`) + `"`
 		order[i] = fmt.Sprint(i + 1)
 	}
-	rows, err := r.QueryDirect(`SELECT * FROM ` + q + ` ORDER BY ` + strings.Join(order, ", "))
+	rows, err := r.QueryDirect(`SELECT ` + strings.Join(sel, ", ") + ` FROM ` + q + ` ORDER BY ` + strings.Join(order, ", "))
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package fsm
 import (
 	"context"
 	"database/sql"
+	"errors"
 )
 
 // Reader runs read-only statements on the pool of reader connections. It is
@@ -50,6 +51,10 @@ func (r *Reader) Query(query string, args ...any) (*sql.Rows, error) {
 		return r.tx.QueryContext(r.ctx, query, args...)
 	}
 	st, err := r.stmts.get(r.ctx, query)
+	if errors.Is(err, errCacheFull) {
+		st.Close()
+		return r.db.QueryContext(r.ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +68,9 @@ func (r *Reader) QueryRow(query string, args ...any) *sql.Row {
 	}
 	st, err := r.stmts.get(r.ctx, query)
 	if err != nil {
+		if st != nil {
+			st.Close()
+		}
 		return r.db.QueryRowContext(r.ctx, query, args...)
 	}
 	return st.QueryRowContext(r.ctx, args...)

@@ -13,6 +13,12 @@ import (
 // is written and checked beside the live one, then swapped in while no
 // reader or apply runs; the old WAL and shared-memory files are dropped.
 func (s *Store) Restore(r io.Reader) error {
+	s.waitMu.Lock()
+	closed := s.closed
+	s.waitMu.Unlock()
+	if closed {
+		return ErrClosed
+	}
 	tmpPath := s.opts.Path + ".restore"
 	removeDBFiles(tmpPath)
 	if err := writeFileSync(tmpPath, r); err != nil {
@@ -77,9 +83,11 @@ func syncDir(dir string) {
 	}
 }
 
-// checkDatabase opens path and runs SQLite's quick integrity check.
+// checkDatabase opens path, runs SQLite's quick integrity check and
+// requires the state machine's meta table: an empty or foreign file is not
+// a snapshot of this service.
 func checkDatabase(path string) error {
-	db, err := sql.Open(driverName, "file:"+path+"?_query_only=1")
+	db, err := sql.Open(driverName, dsn(path, true))
 	if err != nil {
 		return err
 	}
@@ -90,6 +98,13 @@ func checkDatabase(path string) error {
 	}
 	if res != "ok" {
 		return fmt.Errorf("quick_check: %s", res)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '_svc_meta'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no _svc_meta table")
 	}
 	return nil
 }

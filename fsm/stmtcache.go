@@ -3,6 +3,7 @@ package fsm
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 )
 
@@ -38,14 +39,17 @@ func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 		return prev, nil
 	}
 	if len(c.m) >= maxCachedStmts {
-		for k, old := range c.m {
-			old.Close()
-			delete(c.m, k)
-		}
+		// Full: statements in the cache may be in use by other readers, so
+		// none is evicted; this one is handed out uncached and closed by
+		// the caller through the returned flag.
+		return st, errCacheFull
 	}
 	c.m[query] = st
 	return st, nil
 }
+
+// errCacheFull tells the caller its statement is not cached.
+var errCacheFull = errors.New("fsm: statement cache full")
 
 // reset drops every statement, for example after the schema changed in a
 // way that invalidates them.
