@@ -27,7 +27,10 @@ type Node struct {
 	snaps     *raft.FileSnapshotStore
 	trans     raft.Transport
 	sm        StateMachine
-	startLast uint64 // last log index found at start: ready once applied
+	// readyIndex is the last entry found in the log at start that reaches
+	// the state machine (a command or a membership change): the node is
+	// ready once its replica has applied it.
+	readyIndex uint64
 	ready     atomic.Bool
 	closing   atomic.Bool
 }
@@ -67,7 +70,7 @@ func (n *Node) open() error {
 		return fmt.Errorf("cluster: snapshot store: %w", err)
 	}
 	n.snaps = snaps
-	if n.startLast, err = n.logs.LastIndex(); err != nil {
+	if n.readyIndex, err = lastApplicableIndex(n.logs); err != nil {
 		return fmt.Errorf("cluster: read log: %w", err)
 	}
 
@@ -209,7 +212,9 @@ func (n *Node) Ready() bool {
 	if n.ready.Load() {
 		return n.LeaderID() != ""
 	}
-	if n.LeaderID() == "" || n.raft.AppliedIndex() < n.startLast {
+	// raft's own AppliedIndex moves when entries are handed to the state
+	// machine, not when they are applied: ask the replica.
+	if n.LeaderID() == "" || n.sm.AppliedIndex() < n.readyIndex {
 		return false
 	}
 	n.ready.Store(true)
@@ -293,4 +298,29 @@ func (n *Node) otherVoters() int {
 		}
 	}
 	return c
+}
+
+// lastApplicableIndex scans the log backwards for the last entry the state
+// machine sees (no-op and barrier entries never reach it). Entries before
+// the first index were compacted into a snapshot, which Raft restores
+// synchronously while it starts.
+func lastApplicableIndex(logs raft.LogStore) (uint64, error) {
+	first, err := logs.FirstIndex()
+	if err != nil {
+		return 0, err
+	}
+	last, err := logs.LastIndex()
+	if err != nil {
+		return 0, err
+	}
+	for idx := last; idx >= first && idx > 0; idx-- {
+		var l raft.Log
+		if err := logs.GetLog(idx, &l); err != nil {
+			return 0, err
+		}
+		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
+			return idx, nil
+		}
+	}
+	return 0, nil
 }
