@@ -21,18 +21,18 @@ import (
 
 // Node is one member of the Raft cluster.
 type Node struct {
-	cfg       Config
-	raft      *raft.Raft
-	logs      *raftboltdb.BoltStore
-	snaps     *raft.FileSnapshotStore
-	trans     raft.Transport
-	sm        StateMachine
+	cfg   Config
+	raft  *raft.Raft
+	logs  *raftboltdb.BoltStore
+	snaps *raft.FileSnapshotStore
+	trans raft.Transport
+	sm    StateMachine
 	// readyIndex is the last entry found in the log at start that reaches
 	// the state machine (a command or a membership change): the node is
 	// ready once its replica has applied it.
 	readyIndex uint64
-	ready     atomic.Bool
-	closing   atomic.Bool
+	ready      atomic.Bool
+	closing    atomic.Bool
 }
 
 // Open starts the Raft node over sm, recovering existing state or, in
