@@ -14,12 +14,14 @@ import (
 )
 
 type recordCreateCmd struct {
-	Coll   string         `json:"coll"`
-	Ver    int64          `json:"ver"`
-	Admin  bool           `json:"admin"`
-	ID     string         `json:"id"`
-	Now    int64          `json:"now"`
-	Values map[string]any `json:"values"`
+	Coll  string `json:"coll"`
+	Ver   int64  `json:"ver"`
+	Admin bool   `json:"admin"`
+	ID    string `json:"id"`
+	Now   int64  `json:"now"`
+	// Values holds the stored value of every field, in the order of the
+	// collection's fields at version Ver.
+	Values []any `json:"values"`
 }
 
 type recordUpdateCmd struct {
@@ -92,24 +94,22 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if !ruleAllows(ci.CreateRule, c.Admin) {
 		return nil, errForbidden
 	}
-	cols := make([]string, 0, 3+len(ci.fields))
+	if len(c.Values) != len(ci.fields) {
+		return nil, fmt.Errorf("%w: %d values for %d fields", fsm.ErrHalt, len(c.Values), len(ci.fields))
+	}
 	args := make([]any, 0, 3+len(ci.fields))
-	cols = append(cols, "id", "created", "updated")
 	args = append(args, c.ID, c.Now, c.Now)
-	for _, f := range ci.fields {
-		v, err := storedFromCommand(f.typ.Column(f.Field), c.Values[f.Name])
+	for i, f := range ci.fields {
+		v, err := storedFromCommand(f.typ.Column(f.Field), c.Values[i])
 		if err != nil {
 			return nil, err
 		}
-		cols = append(cols, f.col)
 		args = append(args, v)
 	}
-	if err := e.checkRelations(tx, ci, c.Values); err != nil {
+	if err := e.checkRelations(tx, ci, func(i int) any { return c.Values[i] }); err != nil {
 		return nil, err
 	}
-	q := "INSERT INTO " + ci.table + " (" + strings.Join(cols, ", ") + ") VALUES (?" +
-		strings.Repeat(", ?", len(cols)-1) + ") RETURNING " + ci.selectCols
-	row, err := ci.scanRow(tx.QueryRow(q, args...).Scan)
+	row, err := ci.scanRow(tx.QueryRow(ci.insertSQL, args...).Scan)
 	if err != nil {
 		return nil, uniqueError(ci, err)
 	}
@@ -137,13 +137,14 @@ func uniqueError(ci *collInfo, err error) error {
 	return fieldError(col, "must be unique")
 }
 
-// checkRelations verifies that every referenced record exists now.
-func (e *Engine) checkRelations(tx *fsm.Tx, ci *collInfo, values map[string]any) error {
-	for _, f := range ci.fields {
+// checkRelations verifies that every referenced record exists now; value
+// returns the command's value of field i (nil when absent).
+func (e *Engine) checkRelations(tx *fsm.Tx, ci *collInfo, value func(i int) any) error {
+	for i, f := range ci.fields {
 		if f.Type != schema.FieldRelation {
 			continue
 		}
-		v, ok := values[f.Name].(string)
+		v, ok := value(i).(string)
 		if !ok || v == "" {
 			continue
 		}
@@ -249,7 +250,7 @@ func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		sets = append(sets, f.col+" = ?")
 		args = append(args, v)
 	}
-	if err := e.checkRelations(tx, ci, c.Values); err != nil {
+	if err := e.checkRelations(tx, ci, func(i int) any { return c.Values[ci.fields[i].Name] }); err != nil {
 		return nil, err
 	}
 	args = append(args, c.ID)

@@ -13,7 +13,7 @@ import (
 // prepareCreate validates a create body against ci and returns the record id
 // and the stored value of every field, with passwords hashed and autodates
 // filled: everything the handler needs, nothing it must compute.
-func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, now int64) (string, map[string]any, *Error) {
+func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, now int64) (string, []any, *Error) {
 	d := map[string]string{}
 	id := ""
 	switch v := body["id"].(type) {
@@ -27,17 +27,15 @@ func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, no
 	default:
 		d["id"] = "must be a string"
 	}
-	values := make(map[string]any, len(ci.fields))
-	for _, f := range ci.fields {
+	values := make([]any, len(ci.fields))
+	for i, f := range ci.fields {
 		in := body[f.Name]
 		if f.system {
 			in = systemFieldInput(f, in, admin, true)
 		}
 		if f.Type == schema.FieldAutodate {
 			if f.OnCreate || f.OnUpdate {
-				values[f.Name] = now
-			} else {
-				values[f.Name] = nil
+				values[i] = now
 			}
 			continue
 		}
@@ -50,7 +48,7 @@ func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, no
 			d[f.Name] = msg
 			continue
 		}
-		values[f.Name] = stored
+		values[i] = stored
 	}
 	if len(d) > 0 {
 		return "", nil, ValidationError(d)

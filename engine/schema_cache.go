@@ -17,6 +17,7 @@ type collInfo struct {
 	fields []*fieldInfo // stored fields in output order (auth system fields first)
 	// Row layout of selectCols: id, created, updated, then fields.
 	selectCols  string
+	insertSQL   string // INSERT of id, created, updated and every field, RETURNING selectCols
 	hasCreated  bool // false only for views without the column
 	hasUpdated  bool
 	defaultSort string
@@ -110,6 +111,14 @@ func newCollInfo(c *schema.Collection, viewCols []string) (*collInfo, error) {
 		cols = append(cols, f.col)
 	}
 	ci.selectCols = strings.Join(cols, ", ")
+	if c.Type != schema.TypeView {
+		ins := []string{"id", "created", "updated"}
+		for _, f := range ci.fields {
+			ins = append(ins, f.col)
+		}
+		ci.insertSQL = "INSERT INTO " + ci.table + " (" + strings.Join(ins, ", ") + ") VALUES (?" +
+			strings.Repeat(", ?", len(ins)-1) + ") RETURNING " + ci.selectCols
+	}
 	ci.defaultSort = "-created"
 	if !ci.hasCreated {
 		ci.defaultSort = "id"
