@@ -18,7 +18,7 @@ type collInfo struct {
 	// Row layout of selectCols: id, created, updated, then fields.
 	selectCols  string
 	insertSQL   string // INSERT of id, created, updated and every field, RETURNING selectCols
-	hasCreated  bool // false only for views without the column
+	hasCreated  bool   // false only for views without the column
 	hasUpdated  bool
 	defaultSort string
 	viewCols    []string // view collections: the query's columns
