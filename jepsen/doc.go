@@ -1,0 +1,23 @@
+// Package jepsen is svcd's fault-injection harness and its history
+// checkers. Its tests run real svcd processes (the binary built from this
+// checkout by jepsen/harness), drive them with concurrent clients over the
+// public HTTP API only, inject faults (SIGKILL, SIGTERM, deleted database
+// files; later SIGSTOP, network partitions and clock skew), and check the
+// recorded history: no acknowledged write lost, no write applied twice,
+// state identical across restarts and snapshot restores, and, for the
+// cluster tests, linearizability of single-record operations with
+// porcupine. It imports nothing of svcd's own packages; the single-node
+// tests here and the multi-node cluster tests share one harness
+// (jepsen/harness: a Node per process, a Cluster of Nodes).
+//
+// Run the tests from the module root (the SQLite build tag is required,
+// since the harness builds ./cmd/svcd with it):
+//
+//	go test -tags sqlite_fts5 -count=1 -v ./jepsen/...
+//
+// They start and kill processes and take tens of seconds, so -short skips
+// them. The crash test draws its kill schedule from a seed it logs; rerun
+// a failure with JEPSEN_SEED=<seed>. JEPSEN_SVCD_BIN=<path> tests a
+// prebuilt binary instead of building one. On failure each node's log
+// (svcd.log in its data directory) is printed.
+package jepsen
