@@ -47,4 +47,3 @@ func createItems(t *testing.T, admin *harness.Client) {
 		t.Fatalf("create collection: %s", resp)
 	}
 }
-
