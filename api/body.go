@@ -15,7 +15,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, engine.Errorf(engine.KindBadRequest, "Request body too large (limit %d bytes)", maxBodyBytes)
+			return nil, engine.Errorf(engine.KindTooLarge, "Request body too large (limit %d bytes)", maxBodyBytes)
 		}
 		return nil, engine.Errorf(engine.KindBadRequest, "Could not read the request body")
 	}

@@ -25,6 +25,7 @@ var statusOf = map[engine.Kind]int{
 	engine.KindValidation:       http.StatusUnprocessableEntity,
 	engine.KindUnavailable:      http.StatusServiceUnavailable,
 	engine.KindTooManyRequests:  http.StatusTooManyRequests,
+	engine.KindTooLarge:         http.StatusRequestEntityTooLarge,
 }
 
 // errorBody is SPEC.md's error envelope.
@@ -66,6 +67,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="svc"`)
 	}
 	writeJSON(w, status, errorBody{Error: e.Message, Code: status, Details: e.Details})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 )
 
 // Options configure the HTTP server.
@@ -44,7 +45,7 @@ func New(opts Options) *Server {
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(),
 	}
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.nodeHeader, s.logRequests)
+	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead)
 	s.mountHealth(r)
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(s.authenticate)

@@ -116,6 +116,16 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if _, err := tx.ExecDirect(drop + ci.table); err != nil {
 		return nil, fmt.Errorf("drop %s: %w", ci.Name, err)
 	}
+	if broken, err := brokenViews(tx); err != nil || len(broken) > 0 {
+		if err != nil {
+			return nil, err
+		}
+		d := map[string]any{}
+		for _, b := range broken {
+			d[b] = "view collection reads this collection"
+		}
+		return nil, &Error{Kind: KindConflict, Message: "View collections read this collection; change or delete them first", Details: d}
+	}
 	if _, err := tx.Exec(`DELETE FROM _svc_collections WHERE id = ?`, ci.ID); err != nil {
 		return nil, err
 	}
@@ -186,6 +196,11 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		}
 	} else if err := migrateTable(tx, old, next); err != nil {
 		return nil, err
+	}
+	if !strings.EqualFold(col.Name, old.Name) || col.Type != schema.TypeView {
+		if err := refreshViewQueries(tx); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := tx.Exec(`UPDATE _svc_collections SET name = ?, version = ?, data = ?, updated = ? WHERE id = ?`,
 		col.Name, col.Version, next.stored(), col.Updated, col.ID); err != nil {

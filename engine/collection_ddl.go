@@ -40,14 +40,15 @@ func createTable(tx *fsm.Tx, ci *collInfo) error {
 	return nil
 }
 
-// createUniqueIndex enforces uniqueness of non-empty values of f.
+// createUniqueIndex enforces uniqueness of non-empty values of f: null, ""
+// and an empty list may repeat.
 func createUniqueIndex(tx *fsm.Tx, ci *collInfo, f *fieldInfo) error {
 	expr := f.col
 	if f.Type == schema.FieldEmail {
 		expr += " COLLATE NOCASE"
 	}
 	_, err := tx.ExecDirect("CREATE UNIQUE INDEX " + uniqueIndexName(ci.ID, f.ID) + " ON " + ci.table +
-		" (" + expr + ") WHERE " + f.col + " IS NOT NULL AND " + f.col + " != ''")
+		" (" + expr + ") WHERE " + f.col + " IS NOT NULL AND " + f.col + " NOT IN ('', '[]')")
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fieldError(f.Name, "has duplicate values; it cannot be made unique")

@@ -48,6 +48,25 @@ func migrateTable(tx *fsm.Tx, old, next *collInfo) error {
 			return ddlError(f.Name, err)
 		}
 	}
+	// Renames go through temporary names first, so two fields may swap
+	// names in one change.
+	renamed := map[string]bool{}
+	for _, nf := range next.fields {
+		if of, ok := oldByID[nf.ID]; ok && !nf.system && of.Name != nf.Name && !needsConversion(of, nf) {
+			tmp := quoteIdent("_svc_ren_" + nf.ID)
+			if _, err := tx.ExecDirect("ALTER TABLE " + table + " RENAME COLUMN " + of.col + " TO " + tmp); err != nil {
+				return ddlError(nf.Name, err)
+			}
+			renamed[nf.ID] = true
+		}
+	}
+	for _, nf := range next.fields {
+		if renamed[nf.ID] {
+			if _, err := tx.ExecDirect("ALTER TABLE " + table + " RENAME COLUMN " + quoteIdent("_svc_ren_"+nf.ID) + " TO " + nf.col); err != nil {
+				return ddlError(nf.Name, err)
+			}
+		}
+	}
 	for _, nf := range next.fields {
 		if nf.system {
 			continue
@@ -70,14 +89,9 @@ func migrateTable(tx *fsm.Tx, old, next *collInfo) error {
 				return err
 			}
 		}
-		switch {
-		case convert:
+		if convert {
 			if err := convertColumn(tx, table, of, nf); err != nil {
 				return err
-			}
-		case of.Name != nf.Name:
-			if _, err := tx.ExecDirect("ALTER TABLE " + table + " RENAME COLUMN " + of.col + " TO " + nf.col); err != nil {
-				return ddlError(nf.Name, err)
 			}
 		}
 		if nf.Unique && (!of.Unique || convert || of.Type != nf.Type) {
@@ -161,6 +175,16 @@ func convertValue(of, nf *fieldInfo, v any) any {
 	var in any
 	if err := dec.Decode(&in); err != nil {
 		return nil
+	}
+	switch x := in.(type) {
+	case bool:
+		if nf.Type == schema.FieldNumber {
+			in = json.Number(map[bool]string{true: "1", false: "0"}[x])
+		}
+	case []any:
+		if len(x) == 1 && !nf.Multiple {
+			in = x[0]
+		}
 	}
 	if out, msg := nf.typ.Normalize(nf.Field, in); msg == "" {
 		return out

@@ -8,7 +8,10 @@ import (
 	"svcd/engine/schema"
 )
 
-var collectionNamePattern = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,62}$`)
+var (
+	collectionNamePattern = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,62}$`)
+	fieldIDPattern        = regexp.MustCompile(`^[a-zA-Z0-9_]{1,64}$`)
+)
 
 // reservedNames are path segments of the API that a collection may not take.
 var reservedNames = []string{
@@ -122,9 +125,17 @@ func (e *Engine) validateFields(c *schema.Collection, old *collInfo, d map[strin
 			d[key+".id"] = "duplicate field id"
 		}
 		seenID[f.ID] = true
+		if !fieldIDPattern.MatchString(f.ID) {
+			d[key+".id"] = "must be 1-64 letters, digits or underscores"
+		}
 		if msg := schema.ValidateField(f, lookup); msg != "" {
 			d[key] = msg
 			continue
+		}
+		if f.Type == schema.FieldRelation {
+			if t := lookup.Collection(f.Collection); t != nil && t.Type == schema.TypeView {
+				d[key+".collection"] = "a relation cannot target a view collection"
+			}
 		}
 		if f.Encrypted {
 			d[key+".encrypted"] = "encryption at rest is not supported yet"

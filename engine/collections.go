@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 
 	"svcd/engine/schema"
 )
@@ -49,12 +51,37 @@ func decodeStrict(body []byte, v any) *Error {
 	dec := json.NewDecoder(bytesReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			field := strings.ReplaceAll(ute.Field, ".Options", "")
+			if field == "" {
+				field = "body"
+			}
+			return ValidationError(map[string]string{field: "must be " + jsonKindName(ute.Type)})
+		}
 		return Errorf(KindBadRequest, "Invalid JSON body: %v", err)
 	}
 	if dec.More() {
 		return Errorf(KindBadRequest, "Invalid JSON body: trailing data")
 	}
 	return nil
+}
+
+// jsonKindName names the JSON kind a Go type decodes from.
+func jsonKindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKindName(t.Elem())
+	}
+	return "a number"
 }
 
 // CreateCollection validates and creates a collection from its JSON.

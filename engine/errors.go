@@ -20,6 +20,7 @@ const (
 	KindValidation
 	KindUnavailable
 	KindTooManyRequests
+	KindTooLarge
 )
 
 // Error is a domain error. It holds only plain data so that it can cross

@@ -92,7 +92,7 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, errViewWrite
 	}
 	if !ruleAllows(ci.CreateRule, c.Admin) {
-		return nil, errForbidden
+		return nil, createRuleError(ci)
 	}
 	if len(c.Values) != len(ci.fields) {
 		return nil, fmt.Errorf("%w: %d values for %d fields", fsm.ErrHalt, len(c.Values), len(ci.fields))
@@ -194,16 +194,30 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool
 	if err != nil {
 		return nil, err
 	}
-	if !ruleAllows(ci.ViewRule, admin) {
-		return nil, errNotFound
-	}
-	if !ruleAllows(rule, admin) {
-		return nil, errForbidden
+	if err := writeRuleError(ci, rule, admin); err != nil {
+		return nil, err
 	}
 	if ifMatch != "" && !ETagMatches(ifMatch, ci.etag(row)) {
 		return nil, &Error{Kind: KindPrecondition, Message: "The record changed (If-Match failed)", ETag: ci.etag(row)}
 	}
 	return row, nil
+}
+
+// writeRuleError decides an update or delete by a non-admin: an admin-only
+// rule (null) is 403; a row the caller cannot view is 404; a failed rule on
+// a viewable row is 403.
+func writeRuleError(ci *collInfo, rule *string, admin bool) error {
+	switch {
+	case admin:
+		return nil
+	case rule == nil:
+		return errAdminOnly
+	case !ruleAllows(ci.ViewRule, false):
+		return errNotFound
+	case !ruleAllows(rule, false):
+		return errForbidden
+	}
+	return nil
 }
 
 // ETagMatches reports whether an If-Match or If-None-Match header matches

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"hash/fnv"
 	"strconv"
 
 	"svcd/engine/schema"
@@ -73,14 +74,24 @@ func asString(v any) string {
 	return ""
 }
 
-// etag is the weak entity tag of a row: the id and its strictly monotonic
-// updated time identify one version of one record.
+// etag is the weak entity tag of a row: the id, its strictly monotonic
+// updated time and the collection's schema version identify one version of
+// one record as the API shows it. A view row has no updated time: its tag
+// hashes the record's content instead.
 func (ci *collInfo) etag(row []any) string {
-	b := make([]byte, 0, 40)
+	b := make([]byte, 0, 48)
 	b = append(b, `W/"`...)
 	b = append(b, asString(row[0])...)
 	b = append(b, '-')
-	b = appendInt(b, row[2])
+	if ci.hasUpdated && row[2] != nil {
+		b = appendInt(b, row[2])
+	} else {
+		h := fnv.New64a()
+		h.Write(ci.appendRecord(nil, row, true, nil))
+		b = strconv.AppendUint(b, h.Sum64(), 36)
+	}
+	b = append(b, '-')
+	b = strconv.AppendInt(b, ci.Version, 10)
 	return string(append(b, '"'))
 }
 

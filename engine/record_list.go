@@ -13,8 +13,9 @@ type ListQuery struct {
 	Sort          string
 	Fields        string
 	SkipTotal     bool
-	// Not supported yet; a non-empty value is a 400 that says so.
-	Filter, Expand, Cursor, Search, NearVector string
+	// Unsupported names the list parameters given that are not supported
+	// yet (filter, expand, cursor, search, nearVector...): a 400 says so.
+	Unsupported []string
 }
 
 // RecordList is one page of records; Data is the JSON array.
@@ -32,14 +33,13 @@ const (
 	MaxPerPage     = 500
 )
 
+// UnsupportedListParams are the list parameters of SPEC.md that this
+// version answers with 400 instead of ignoring.
+var UnsupportedListParams = []string{"filter", "expand", "cursor", "search", "nearVector", "nearVectorField", "nearLimit", "nearMinScore"}
+
 func (q *ListQuery) unsupported() *Error {
-	for _, p := range []struct{ name, v string }{
-		{"filter", q.Filter}, {"expand", q.Expand}, {"cursor", q.Cursor},
-		{"search", q.Search}, {"nearVector", q.NearVector},
-	} {
-		if p.v != "" {
-			return Errorf(KindBadRequest, "The %s parameter %s", p.name, errNotImplementedQ)
-		}
+	if len(q.Unsupported) > 0 {
+		return Errorf(KindBadRequest, "The %s parameter %s", q.Unsupported[0], errNotImplementedQ)
 	}
 	return nil
 }
@@ -50,9 +50,22 @@ func (ci *collInfo) orderBy(sortParam string, admin bool) string {
 	if strings.TrimSpace(sortParam) == "" {
 		sortParam = ci.defaultSort
 	}
-	var parts []string
-	lastDesc := false
-	hasID := false
+	parts, lastDesc, hasID := ci.sortParts(sortParam, admin)
+	if len(parts) == 0 {
+		// Only unknown columns: fall back to the default order.
+		parts, lastDesc, hasID = ci.sortParts(ci.defaultSort, admin)
+	}
+	if !hasID {
+		if lastDesc {
+			parts = append(parts, "id DESC")
+		} else {
+			parts = append(parts, "id ASC")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (ci *collInfo) sortParts(sortParam string, admin bool) (parts []string, lastDesc, hasID bool) {
 	for _, tok := range strings.Split(sortParam, ",") {
 		tok = strings.TrimSpace(tok)
 		desc := strings.HasPrefix(tok, "-")
@@ -69,14 +82,7 @@ func (ci *collInfo) orderBy(sortParam string, admin bool) string {
 		lastDesc = desc
 		hasID = hasID || col == "id"
 	}
-	if !hasID {
-		if lastDesc {
-			parts = append(parts, "id DESC")
-		} else {
-			parts = append(parts, "id ASC")
-		}
-	}
-	return strings.Join(parts, ", ")
+	return parts, lastDesc, hasID
 }
 
 func (ci *collInfo) sortColumn(name string, admin bool) string {
@@ -102,6 +108,8 @@ func (ci *collInfo) sortColumn(name string, admin bool) string {
 	return ""
 }
 
+// ParseProjection turns a fields parameter into a projection (nil keeps
+// every field; id is always kept).
 func parseProjection(fields string) projection {
 	if strings.TrimSpace(fields) == "" {
 		return nil

@@ -39,11 +39,10 @@ func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, no
 			}
 			continue
 		}
-		if f.system && f.Name == "password" && in == nil {
-			d[f.Name] = "cannot be blank"
-			continue
-		}
 		stored, msg := e.normalize(f, in)
+		if msg == "" && f.system && f.Name == "password" && stored == nil {
+			msg = "cannot be blank"
+		}
 		if msg != "" {
 			d[f.Name] = msg
 			continue
@@ -75,12 +74,11 @@ func (e *Engine) prepareUpdate(ci *collInfo, body map[string]any, admin bool, no
 			if !systemFieldWritable(f, admin) {
 				continue
 			}
-			if f.Name == "password" && in == nil {
-				d[f.Name] = "cannot be blank"
-				continue
-			}
 		}
 		stored, msg := e.normalize(f, in)
+		if msg == "" && f.system && f.Name == "password" && stored == nil {
+			msg = "cannot be blank"
+		}
 		if msg != "" {
 			d[f.Name] = msg
 			continue

@@ -21,6 +21,15 @@ func (e *Engine) writable(name string) (*collInfo, error) {
 	return ci, nil
 }
 
+// createRuleError is the refusal of a create: 403 either way, worded for
+// an admin-only collection when the rule is null.
+func createRuleError(ci *collInfo) error {
+	if ci.CreateRule == nil {
+		return errAdminOnly
+	}
+	return errForbidden
+}
+
 // decodeBody parses a JSON object body for a record write.
 func decodeBody(body []byte) (map[string]any, error) {
 	var m map[string]any
@@ -45,7 +54,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 			return nil, 0, err
 		}
 		if !ruleAllows(ci.CreateRule, p.IsAdmin()) {
-			return nil, 0, errForbidden
+			return nil, 0, createRuleError(ci)
 		}
 		now := e.now().Unix()
 		id, values, verr := e.prepareCreate(ci, in, p.IsAdmin(), now)
@@ -77,6 +86,11 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err != nil {
 			return nil, 0, err
 		}
+		// Answer a denied caller before validating, so a refusal never
+		// reveals field names; the state machine decides again at apply.
+		if err := writeRuleError(ci, ci.UpdateRule, p.IsAdmin()); err != nil {
+			return nil, 0, err
+		}
 		now := e.now().Unix()
 		values, verr := e.prepareUpdate(ci, in, p.IsAdmin(), now)
 		if verr != nil {
@@ -102,6 +116,9 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 		if err != nil {
 			return 0, err
 		}
+		if err := writeRuleError(ci, ci.DeleteRule, p.IsAdmin()); err != nil {
+			return 0, err
+		}
 		_, idx, err := e.propose(ctx, cmdRecordDelete, recordDeleteCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, IfMatch: ifMatch,
 		})
@@ -112,8 +129,9 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 	}
 }
 
-// GetRecord reads one record from this replica.
-func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id string) (*Record, error) {
+// GetRecord reads one record from this replica; fields, when not empty,
+// projects it like a list's fields parameter.
+func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields string) (*Record, error) {
 	ci := e.collection(name)
 	if ci == nil {
 		return nil, errNotFound
@@ -136,5 +154,9 @@ func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	return ci.record(row, p.IsAdmin()), nil
+	rec := ci.record(row, p.IsAdmin())
+	if proj := parseProjection(fields); proj != nil {
+		rec.JSON = ci.appendRecord(rec.JSON[:0], row, p.IsAdmin(), proj)
+	}
+	return rec, nil
 }

@@ -104,6 +104,13 @@ func (s *Store) openPools() error {
 		return fmt.Errorf("fsm: %w", err)
 	}
 	p := &pools{writer: w, reader: r, rstmts: newStmtCache(r)}
+	// SQLite creates its files with the process umask; the replica holds
+	// password hashes and settings, so keep them private.
+	for _, f := range []string{s.opts.Path, s.opts.Path + "-wal", s.opts.Path + "-shm"} {
+		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("restrict database file mode", "file", f, "err", err)
+		}
+	}
 	s.pools = p
 	s.setApplied(idx)
 	return nil

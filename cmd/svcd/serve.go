@@ -98,6 +98,9 @@ func printBanner(cfg *config, st *stack.Stack, addr string, readyErr error) {
 		fmt.Fprintf(os.Stderr, "  svcd admin create you@example.com 'a-long-password'\n")
 		fmt.Fprintf(os.Stderr, "  curl -X POST http://%s/api/v1/admin/setup -H 'Content-Type: application/json' \\\n", host)
 		fmt.Fprintf(os.Stderr, "       -d '{\"email\":\"you@example.com\",\"password\":\"a-long-password\"}'\n")
+		if cfg.setupKey != "" {
+			fmt.Fprintf(os.Stderr, "  (SVC_SETUP_KEY is set: add -H 'X-Setup-Key: <the key>' to the request)\n")
+		}
 	}
 	fmt.Fprintln(os.Stderr)
 }

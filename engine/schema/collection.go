@@ -1,5 +1,7 @@
 package schema
 
+import "encoding/json"
+
 // Collection types.
 const (
 	TypeBase = "base"
@@ -19,7 +21,7 @@ type Collection struct {
 	UpdateRule     *string      `json:"update_rule"`
 	DeleteRule     *string      `json:"delete_rule"`
 	HistoryEnabled bool         `json:"history_enabled"`
-	ViewQuery      string       `json:"view_query,omitempty"`
+	ViewQuery      string       `json:"view_query"`
 	AuthOptions    *AuthOptions `json:"auth_options,omitempty"`
 	Created        int64        `json:"created"`
 	Updated        int64        `json:"updated"`
@@ -36,6 +38,18 @@ type AuthOptions struct {
 	Anonymous bool `json:"anonymous"`
 	MFA       bool `json:"mfa"`
 	OAuth2    bool `json:"oauth2"`
+}
+
+// UnmarshalJSON starts from the defaults, so options left out of a body
+// keep their default instead of turning off.
+func (o *AuthOptions) UnmarshalJSON(b []byte) error {
+	type plain AuthOptions
+	p := plain(*DefaultAuthOptions())
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*o = AuthOptions(p)
+	return nil
 }
 
 // DefaultAuthOptions are CONTRACT.md's defaults.
