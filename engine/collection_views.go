@@ -83,4 +83,3 @@ func refreshViewQueries(tx *fsm.Tx) error {
 	}
 	return nil
 }
-
