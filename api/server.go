@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -66,6 +67,9 @@ func New(opts Options) *Server {
 		s.writeError(w, r, errRouteNotFound)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		if allow := s.allowedMethods(r.URL.Path); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
 		s.writeError(w, r, errMethodNotAllowed)
 	})
 	s.router = r
@@ -74,3 +78,15 @@ func New(opts Options) *Server {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// allowedMethods lists the methods the router serves for path, for the
+// Allow header of a 405.
+func (s *Server) allowedMethods(path string) string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if s.router.Match(chi.NewRouteContext(), m, path) {
+			allow = append(allow, m)
+		}
+	}
+	return strings.Join(allow, ", ")
+}

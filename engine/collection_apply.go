@@ -116,6 +116,9 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if _, err := tx.ExecDirect(drop + ci.table); err != nil {
 		return nil, fmt.Errorf("drop %s: %w", ci.Name, err)
 	}
+	if _, err := tx.Exec(`DELETE FROM _svc_collections WHERE id = ?`, ci.ID); err != nil {
+		return nil, err
+	}
 	if broken, err := brokenViews(tx); err != nil || len(broken) > 0 {
 		if err != nil {
 			return nil, err
@@ -125,9 +128,6 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 			d[b] = "view collection reads this collection"
 		}
 		return nil, &Error{Kind: KindConflict, Message: "View collections read this collection; change or delete them first", Details: d}
-	}
-	if _, err := tx.Exec(`DELETE FROM _svc_collections WHERE id = ?`, ci.ID); err != nil {
-		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: evSchema, Subject: ci.ID})
 	return nil, nil

@@ -52,12 +52,12 @@ func decodeStrict(body []byte, v any) *Error {
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
+		if errors.As(err, &ute) && ute.Field != "" {
 			field := strings.ReplaceAll(ute.Field, ".Options", "")
-			if field == "" {
-				field = "body"
-			}
 			return ValidationError(map[string]string{field: "must be " + jsonKindName(ute.Type)})
+		}
+		if errors.As(err, &ute) {
+			return Errorf(KindBadRequest, "Expected a JSON object")
 		}
 		return Errorf(KindBadRequest, "Invalid JSON body: %v", err)
 	}

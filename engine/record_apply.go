@@ -40,6 +40,9 @@ type recordDeleteCmd struct {
 	Admin   bool   `json:"admin"`
 	ID      string `json:"id"`
 	IfMatch string `json:"if_match,omitempty"`
+	// Now is the proposer's clock, for the updated time of records whose
+	// relation to the deleted record is removed.
+	Now int64 `json:"now"`
 }
 
 // RecordChange is the payload of record events.
@@ -293,9 +296,9 @@ func (e *Engine) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec("DELETE FROM "+ci.table+" WHERE id = ?", c.ID); err != nil {
+	d := &deletion{e: e, tx: tx, now: c.Now, seen: map[string]bool{}}
+	if err := d.delete(ci, old); err != nil {
 		return nil, err
 	}
-	tx.Emit(fsm.Event{Kind: EvRecordDelete, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, old}})
 	return nil, nil
 }

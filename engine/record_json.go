@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"encoding/binary"
+	"fmt"
 	"hash/fnv"
+	"math"
 	"strconv"
 
 	"svcd/engine/schema"
@@ -74,22 +77,45 @@ func asString(v any) string {
 	return ""
 }
 
-// etag is the weak entity tag of a row: the id, its strictly monotonic
-// updated time and the collection's schema version identify one version of
-// one record as the API shows it. A view row has no updated time: its tag
-// hashes the record's content instead.
+// etag is the weak entity tag of a row: its id, a hash of its stored values and
+// the collection's schema version, so it changes with the record's content
+// or shape and not otherwise (a record deleted and re-created with the
+// same id in the same second still gets a new tag). Every replica computes
+// the same tag, so If-Match is checked at apply time.
 func (ci *collInfo) etag(row []any) string {
+	h := fnv.New64a()
+	var buf [8]byte
+	for _, v := range row {
+		switch x := v.(type) {
+		case nil:
+			h.Write([]byte{0})
+		case int64:
+			binary.LittleEndian.PutUint64(buf[:], uint64(x))
+			h.Write([]byte{1})
+			h.Write(buf[:])
+		case float64:
+			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
+			h.Write([]byte{2})
+			h.Write(buf[:])
+		case string:
+			binary.LittleEndian.PutUint64(buf[:], uint64(len(x)))
+			h.Write([]byte{3})
+			h.Write(buf[:])
+			h.Write([]byte(x))
+		case []byte:
+			binary.LittleEndian.PutUint64(buf[:], uint64(len(x)))
+			h.Write([]byte{4})
+			h.Write(buf[:])
+			h.Write(x)
+		default:
+			h.Write([]byte(fmt.Sprintf("%T:%v", x, x)))
+		}
+	}
 	b := make([]byte, 0, 48)
 	b = append(b, `W/"`...)
 	b = append(b, asString(row[0])...)
 	b = append(b, '-')
-	if ci.hasUpdated && row[2] != nil {
-		b = appendInt(b, row[2])
-	} else {
-		h := fnv.New64a()
-		h.Write(ci.appendRecord(nil, row, true, nil))
-		b = strconv.AppendUint(b, h.Sum64(), 36)
-	}
+	b = strconv.AppendUint(b, h.Sum64(), 36)
 	b = append(b, '-')
 	b = strconv.AppendInt(b, ci.Version, 10)
 	return string(append(b, '"'))

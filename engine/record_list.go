@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"strings"
 
 	"svcd/fsm"
@@ -141,6 +142,10 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 	}
 	q.PerPage = min(q.PerPage, MaxPerPage)
 	out := &RecordList{Page: q.Page, PerPage: q.PerPage, TotalItems: -1, TotalPages: -1}
+	offset := int64(q.Page-1) * int64(q.PerPage)
+	if q.Page > math.MaxInt32 || offset > math.MaxInt64/2 {
+		offset = math.MaxInt64 / 2 // far past any table: an empty page
+	}
 	if !ruleAllows(ci.ViewRule, admin) {
 		if ci.ViewRule == nil {
 			return nil, errAdminOnly
@@ -156,7 +161,7 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 	query := "SELECT " + ci.selectCols + " FROM " + ci.table + " ORDER BY " + ci.orderBy(q.Sort, admin) + " LIMIT ? OFFSET ?"
 	buf := make([]byte, 0, 256*q.PerPage)
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
-		rows, err := r.Query(query, q.PerPage, (q.Page-1)*q.PerPage)
+		rows, err := r.Query(query, q.PerPage, offset)
 		if err != nil {
 			return err
 		}

@@ -120,7 +120,7 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 			return 0, err
 		}
 		_, idx, err := e.propose(ctx, cmdRecordDelete, recordDeleteCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, IfMatch: ifMatch,
+			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, IfMatch: ifMatch, Now: e.now().Unix(),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"svcd/engine/schema"
-	"svcd/fsm"
 )
 
 // inferView validates a view query on this replica and derives the view's
@@ -14,56 +13,58 @@ import (
 // wrapped as a subquery, so anything else is a syntax error), must yield an
 // id column, and may not read internal tables.
 func (e *Engine) inferView(ctx context.Context, query string) ([]*schema.Field, []string, *Error) {
-	q := strings.TrimSpace(query)
-	q = strings.TrimSuffix(q, ";")
-	lower := strings.ToLower(q)
-	if strings.Contains(lower, "_svc_") || strings.Contains(lower, "sqlite_") {
-		return nil, nil, fieldError("view_query", "may not read internal tables")
-	}
-	var cols []string
-	var decl []string
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
-		rows, err := r.QueryDirect("SELECT * FROM (" + q + ") LIMIT 0")
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		if cols, err = rows.Columns(); err != nil {
-			return err
-		}
-		types, err := rows.ColumnTypes()
-		if err != nil {
-			return err
-		}
-		for _, t := range types {
-			decl = append(decl, strings.ToUpper(t.DatabaseTypeName()))
-		}
-		return nil
-	})
+	q := strings.TrimSuffix(strings.TrimSpace(query), ";")
+	set := e.schema.Load()
+	deny := func(table, column string) bool { return privateColumn(set, table, column) }
+	probed, err := e.store.ProbeSelect(ctx, q, deny)
 	if err != nil {
 		return nil, nil, fieldError("view_query", "invalid query: "+err.Error())
+	}
+	cols := make([]string, len(probed))
+	for i, c := range probed {
+		cols[i] = c.Name
 	}
 	if !hasName(cols, "id") {
 		return nil, nil, fieldError("view_query", "must return an id column")
 	}
 	seen := map[string]bool{}
 	var fields []*schema.Field
-	for i, c := range cols {
-		l := strings.ToLower(c)
+	for _, c := range probed {
+		l := strings.ToLower(c.Name)
 		if seen[l] {
-			return nil, nil, fieldError("view_query", fmt.Sprintf("column %q appears twice", c))
+			return nil, nil, fieldError("view_query", fmt.Sprintf("column %q appears twice; give it an alias", c.Name))
 		}
 		seen[l] = true
 		if l == "id" || l == "created" || l == "updated" {
 			continue
 		}
-		f := &schema.Field{ID: "fld_view_" + l, Name: c, Type: viewFieldType(decl[i])}
+		f := &schema.Field{ID: "fld_view_" + l, Name: c.Name, Type: viewFieldType(strings.ToUpper(c.DeclType))}
 		if msg := schema.ValidateField(f, nil); msg != "" {
-			return nil, nil, fieldError("view_query", fmt.Sprintf("column %q: %s (use an alias)", c, msg))
+			return nil, nil, fieldError("view_query", fmt.Sprintf("column %q: %s (use an alias)", c.Name, msg))
 		}
 		fields = append(fields, f)
 	}
 	return fields, cols, nil
+}
+
+// privateColumn reports whether a view may not read table.column: internal
+// tables, SQLite's own, and any column that is never emitted (password
+// fields, auth-private columns).
+func privateColumn(set *schemaSet, table, column string) bool {
+	lt := strings.ToLower(table)
+	if strings.HasPrefix(lt, "_svc") || strings.HasPrefix(lt, "sqlite_") {
+		return true
+	}
+	ci := set.byName[lt]
+	if ci == nil {
+		return false
+	}
+	for _, f := range ci.fields {
+		if strings.EqualFold(f.Name, column) {
+			return f.private
+		}
+	}
+	return false
 }
 
 func viewFieldType(decl string) string {
