@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"encoding/binary"
-	"fmt"
 	"hash/fnv"
-	"math"
 	"strconv"
 
 	"svcd/engine/schema"
+	"svcd/fsm"
 )
 
 // Record is one record ready to send: its JSON object and its entity tag.
@@ -84,33 +82,7 @@ func asString(v any) string {
 // the same tag, so If-Match is checked at apply time.
 func (ci *collInfo) etag(row []any) string {
 	h := fnv.New64a()
-	var buf [8]byte
-	for _, v := range row {
-		switch x := v.(type) {
-		case nil:
-			h.Write([]byte{0})
-		case int64:
-			binary.LittleEndian.PutUint64(buf[:], uint64(x))
-			h.Write([]byte{1})
-			h.Write(buf[:])
-		case float64:
-			binary.LittleEndian.PutUint64(buf[:], math.Float64bits(x))
-			h.Write([]byte{2})
-			h.Write(buf[:])
-		case string:
-			binary.LittleEndian.PutUint64(buf[:], uint64(len(x)))
-			h.Write([]byte{3})
-			h.Write(buf[:])
-			h.Write([]byte(x))
-		case []byte:
-			binary.LittleEndian.PutUint64(buf[:], uint64(len(x)))
-			h.Write([]byte{4})
-			h.Write(buf[:])
-			h.Write(x)
-		default:
-			h.Write([]byte(fmt.Sprintf("%T:%v", x, x)))
-		}
-	}
+	fsm.HashValues(h, row)
 	b := make([]byte, 0, 48)
 	b = append(b, `W/"`...)
 	b = append(b, asString(row[0])...)

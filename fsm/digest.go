@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 )
@@ -77,37 +78,44 @@ func hashTable(r *Reader, name string) (string, error) {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	var buf [8]byte
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", err
 		}
-		for _, v := range vals {
-			switch x := v.(type) {
-			case nil:
-				h.Write([]byte{0})
-			case int64:
-				h.Write([]byte{1})
-				binary.BigEndian.PutUint64(buf[:], uint64(x))
-				h.Write(buf[:])
-			case float64:
-				h.Write([]byte{2})
-				binary.BigEndian.PutUint64(buf[:], math.Float64bits(x))
-				h.Write(buf[:])
-			case string:
-				h.Write([]byte{3})
-				binary.BigEndian.PutUint64(buf[:], uint64(len(x)))
-				h.Write(buf[:])
-				h.Write([]byte(x))
-			case []byte:
-				h.Write([]byte{4})
-				binary.BigEndian.PutUint64(buf[:], uint64(len(x)))
-				h.Write(buf[:])
-				h.Write(x)
-			default:
-				fmt.Fprintf(h, "%T:%v", x, x)
-			}
-		}
+		HashValues(h, vals)
 	}
 	return hex.EncodeToString(h.Sum(nil)), rows.Err()
+}
+
+// HashValues writes an unambiguous encoding of stored SQLite values (nil,
+// int64, float64, string, []byte) to h: type tag, length where variable,
+// bytes. Digests and entity tags share it.
+func HashValues(h io.Writer, vals []any) {
+	var buf [9]byte
+	for _, v := range vals {
+		switch x := v.(type) {
+		case nil:
+			h.Write([]byte{0})
+		case int64:
+			buf[0] = 1
+			binary.BigEndian.PutUint64(buf[1:], uint64(x))
+			h.Write(buf[:])
+		case float64:
+			buf[0] = 2
+			binary.BigEndian.PutUint64(buf[1:], math.Float64bits(x))
+			h.Write(buf[:])
+		case string:
+			buf[0] = 3
+			binary.BigEndian.PutUint64(buf[1:], uint64(len(x)))
+			h.Write(buf[:])
+			io.WriteString(h, x)
+		case []byte:
+			buf[0] = 4
+			binary.BigEndian.PutUint64(buf[1:], uint64(len(x)))
+			h.Write(buf[:])
+			h.Write(x)
+		default:
+			fmt.Fprintf(h, "%T:%v", x, x)
+		}
+	}
 }
