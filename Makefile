@@ -34,7 +34,7 @@ fuzz:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet $(GOFLAGS) $(PKGS)
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 -tags $(TAGS) $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags $(TAGS) $(PKGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -3,8 +3,6 @@ package svcd_test
 import (
 	"bytes"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -16,21 +14,11 @@ import (
 // goTool finds the go command that runs this test.
 func goTool(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := exec.LookPath(p); err != nil {
+	p, err := exec.LookPath("go")
+	if err != nil {
 		t.Skipf("go command not found: %v", err)
 	}
 	return p
-}
-
-// importGraph is the transitive import graph of one package: every package
-// in its dependency closure with the packages it imports directly.
-type importGraph struct {
-	root    string
-	imports map[string][]string
 }
 
 // listDeps runs `go list -deps -tags sqlite_fts5` for the packages matching

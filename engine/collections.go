@@ -194,20 +194,3 @@ func (e *Engine) DeleteCollection(ctx context.Context, nameOrID string) (uint64,
 		return idx, err
 	}
 }
-
-// referencing lists the relation fields of other collections that point at
-// id, as "collection.field".
-func referencing(set *schemaSet, id string) []string {
-	var out []string
-	for _, other := range set.list {
-		if other.ID == id {
-			continue
-		}
-		for _, f := range other.Fields {
-			if f.Type == schema.FieldRelation && f.Collection == id {
-				out = append(out, other.Name+"."+f.Name)
-			}
-		}
-	}
-	return out
-}

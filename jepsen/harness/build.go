@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -73,7 +72,8 @@ func buildSvcd() (dir, bin string, err error) {
 	bin = filepath.Join(dir, "svcd")
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		os.RemoveAll(dir)
+		return "", "", fmt.Errorf("go command not found: %w", err)
 	}
 	cmd := exec.Command(gobin, "build", "-tags", "sqlite_fts5", "-o", bin, "svcd/cmd/svcd")
 	cmd.Dir = root
