@@ -570,7 +570,7 @@ func (w *detWorkload) body(r *rand.Rand, c *schema.Collection, partial bool) map
 			m[f.Name] = v
 		}
 	}
-	if r.IntN(12) == 0 { // a validation failure: never reaches the log
+	if len(c.Fields) > 0 && r.IntN(12) == 0 { // a validation failure: never reaches the log
 		f := c.Fields[r.IntN(len(c.Fields))]
 		if v, ok := invalid(f); ok {
 			m[f.Name] = v
@@ -754,7 +754,7 @@ func (w *detWorkload) opSchema(r *rand.Rand) {
 			}
 			kept = append(kept, f)
 		}
-		if !removed {
+		if !removed && len(kept) > 0 {
 			kept = kept[:len(kept)-1] // drop the last field (whatever it is)
 		}
 		body = map[string]any{"fields": kept}
