@@ -28,8 +28,12 @@ bench:
 	$(GO) test $(GOFLAGS) -run '^$$' -bench . -benchmem ./fsm ./engine/... ./api
 	@echo "End-to-end: make build && ./bin/svcd serve & ./bin/svcbench --clients 16 --duration 10s"
 
+# Each fuzz target for FUZZTIME; `make test` already replays their seed
+# corpora (testdata/fuzz/).
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./fsm
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./fsm
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
