@@ -547,6 +547,12 @@ func TestReadyAfterIdleRestarts(t *testing.T) {
 		if !n.Ready() {
 			t.Fatalf("restart %d: Ready() false after WaitReady", i+1)
 		}
+		// The new leader appends its term's no-op right after it wins;
+		// readiness does not wait for it, so give it a moment.
+		deadline := time.Now().Add(2 * time.Second)
+		for n.Stats().LastIndex <= applied && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
 		if st := n.Stats(); st.LastIndex <= applied {
 			t.Fatalf("restart %d: last index %d, expected the new term's no-op above %d", i+1, st.LastIndex, applied)
 		}
