@@ -38,6 +38,7 @@ type Node interface {
 	State() string
 	LeaderID() string
 	Ready() bool
+	CaughtUp() bool
 }
 
 // StatsFunc returns the figures of the admin metrics snapshot.

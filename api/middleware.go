@@ -132,3 +132,18 @@ func (s *Server) requireRole(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+var errNotReady = &engine.Error{Kind: engine.KindUnavailable, Message: "The node is starting: it has not replayed its log yet", RetryAfter: 1}
+
+// requireCaughtUp answers 503 until this replica has replayed the log it
+// held at start and migrated its internal schema: before that, a read could
+// miss writes this node acknowledged before a restart.
+func (s *Server) requireCaughtUp(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.node.CaughtUp() || !s.eng.Migrated() {
+			s.writeError(w, r, errNotReady)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -49,18 +49,23 @@ func New(opts Options) *Server {
 	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead)
 	s.mountHealth(r)
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.requireCaughtUp)
+		// Signing in takes no credentials: a stale token sent along must
+		// not stop a client from getting a fresh one.
 		s.mountAdminAuth(r)
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireRole)
+			r.Use(s.authenticate, s.requireRole)
 			s.mountCollections(r)
 			s.mountSettings(r)
 			s.mountMetrics(r)
 		})
-		s.mountRecords(r)
+		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate)
+			s.mountRecords(r)
+		})
 	})
 	r.Route("/api/collections/{collection}/records", func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.requireCaughtUp, s.authenticate)
 		s.mountLegacyRecords(r)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

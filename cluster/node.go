@@ -206,15 +206,18 @@ func (n *Node) LeaderID() string {
 	return string(id)
 }
 
-// Ready reports whether the node has a leader and has applied every entry
-// its log held when it started.
-func (n *Node) Ready() bool {
+// Ready reports whether the node has a leader and has caught up.
+func (n *Node) Ready() bool { return n.CaughtUp() && n.LeaderID() != "" }
+
+// CaughtUp reports whether the replica has applied every entry the log held
+// when the node started. Once true it stays true.
+func (n *Node) CaughtUp() bool {
 	if n.ready.Load() {
-		return n.LeaderID() != ""
+		return true
 	}
 	// raft's own AppliedIndex moves when entries are handed to the state
 	// machine, not when they are applied: ask the replica.
-	if n.LeaderID() == "" || n.sm.AppliedIndex() < n.readyIndex {
+	if n.sm.AppliedIndex() < n.readyIndex {
 		return false
 	}
 	n.ready.Store(true)
