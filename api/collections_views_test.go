@@ -306,3 +306,55 @@ func TestViewCollectionDelete(t *testing.T) {
 		},
 	})
 }
+
+// TestViewFollowsColumnRename: renaming a column a view reads rewrites the
+// view in SQLite; the view collection follows (its query and its fields),
+// so its records keep showing the values, not the old column's name.
+func TestViewFollowsColumnRename(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("items", "base", []map[string]any{f("label", "text")}))
+	s.CreateRecord(t, "items", map[string]any{"label": "hello"})
+	v := coll("item_view", "view", nil)
+	v["view_query"] = "SELECT id, label FROM items"
+	v["view_rule"] = ""
+	s.CreateCollection(t, v)
+	_, items := s.AdminDo(t, http.MethodGet, "/api/v1/admin/collections/items", nil)
+	fields := apitest.DecodeMap(t, items)["data"].(map[string]any)["fields"].([]any)
+	fields[0].(map[string]any)["name"] = "title"
+	s.MustAdmin(t, http.StatusOK, http.MethodPatch, "/api/v1/admin/collections/items", map[string]any{"fields": fields})
+	apitest.Scenario{
+		URL: "/api/v1/item_view", ExpectedStatus: http.StatusOK,
+		ExpectedContent:    []string{`"hello"`},
+		NotExpectedContent: []string{`"label":"label"`, `"title":"title"`},
+	}.Test(t, s)
+}
+
+// TestViewRefusesPragmaFunctions: table-valued pragma functions would
+// describe internal tables; a view may not use them.
+func TestViewRefusesPragmaFunctions(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	v := coll("pragmas", "view", nil)
+	v["view_query"] = "SELECT name AS id FROM pragma_table_info('_svc_admins')"
+	apitest.Scenario{
+		Method: http.MethodPost, URL: "/api/v1/admin/collections", Admin: true, Body: v,
+		ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{"view_query"},
+	}.Test(t, s)
+}
+
+// TestAuthOptionsPatchKeepsOthers: a PATCH of one auth option keeps the
+// current value of the others.
+func TestAuthOptionsPatchKeepsOthers(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	c := coll("members", "auth", nil)
+	c["auth_options"] = map[string]any{"mfa": false}
+	s.CreateCollection(t, c)
+	s.MustAdmin(t, http.StatusOK, http.MethodPatch, "/api/v1/admin/collections/members",
+		map[string]any{"auth_options": map[string]any{"otp": true}})
+	apitest.Scenario{
+		URL: "/api/v1/admin/collections/members", Admin: true, ExpectedStatus: http.StatusOK,
+		ExpectedContent: []string{`"auth_options":{"password":true,"otp":true,"anonymous":false,"mfa":false,"oauth2":true}`},
+	}.Test(t, s)
+}

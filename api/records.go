@@ -91,6 +91,10 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if r.URL.Query().Has("expand") {
+		s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "The expand parameter is not supported yet"))
+		return
+	}
 	rec, err := s.eng.GetRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.URL.Query().Get("fields"))
 	if err != nil {
 		s.writeError(w, r, err)

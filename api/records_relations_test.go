@@ -66,3 +66,32 @@ func TestRecordDeleteRelations(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordDeleteRequiredRelation: removing the id would leave a required
+// relation empty, so the delete is refused (409 naming the field) and
+// nothing changes.
+func TestRecordDeleteRequiredRelation(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("people", "base", []map[string]any{f("name", "text")}))
+	s.CreateCollection(t, coll("tasks", "base", []map[string]any{
+		f("title", "text"),
+		f("assignee", "relation", "collection", "people", "required", true),
+		f("watchers", "relation", "collection", "people", "multiple", true, "required", true),
+	}))
+	p1 := s.CreateRecord(t, "people", map[string]any{"name": "p1"})["id"].(string)
+	p2 := s.CreateRecord(t, "people", map[string]any{"name": "p2"})["id"].(string)
+	task := s.CreateRecord(t, "tasks", map[string]any{"title": "t", "assignee": p1, "watchers": []string{p1, p2}})["id"].(string)
+	apitest.Scenario{
+		Method: http.MethodDelete, URL: "/api/v1/people/" + p1, Admin: true,
+		ExpectedStatus:  http.StatusConflict,
+		ExpectedContent: []string{"tasks.assignee"},
+	}.Test(t, s)
+	getRecord(t, s, "people", p1) // still there
+	// p2 is only one of two watchers: removing it leaves one, so it may go.
+	s.MustAdmin(t, http.StatusNoContent, http.MethodDelete, "/api/v1/people/"+p2, nil)
+	rec, _ := getRecord(t, s, "tasks", task)
+	if w := apitest.List(t, rec["watchers"]); len(w) != 1 || w[0] != p1 {
+		t.Errorf("watchers = %v, want [%s]", w, p1)
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 
+	"svcd/engine/schema"
 	"svcd/fsm"
 )
 
@@ -67,12 +68,17 @@ func refreshViewQueries(tx *fsm.Tx) error {
 			continue
 		}
 		q := sqlText[len(prefix):]
-		if q == strings.TrimSuffix(strings.TrimSpace(v.ViewQuery), ";") {
+		cols, err := viewColumnNames(tx, v.table)
+		if err != nil {
+			return err
+		}
+		if q == strings.TrimSuffix(strings.TrimSpace(v.ViewQuery), ";") && equalNames(cols, v.viewCols) {
 			continue
 		}
 		c := *v.Collection
 		c.ViewQuery = q
-		next, err := newCollInfo(&c, v.viewCols)
+		c.Fields = refreshedViewFields(v, cols)
+		next, err := newCollInfo(&c, cols)
 		if err != nil {
 			return err
 		}
@@ -82,4 +88,60 @@ func refreshViewQueries(tx *fsm.Tx) error {
 		tx.Emit(fsm.Event{Kind: evSchema, Subject: v.ID})
 	}
 	return nil
+}
+
+// viewColumnNames lists the columns a view yields now.
+func viewColumnNames(tx *fsm.Tx, table string) ([]string, error) {
+	rows, err := tx.QueryDirect("SELECT * FROM " + table + " LIMIT 0")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return append([]string(nil), rows.Columns()...), nil
+}
+
+func equalNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// refreshedViewFields keeps the fields of a view whose column survived a
+// rename (by position: SQLite rewrites the column in place) and types any
+// other column as json, the type that renders whatever it holds.
+func refreshedViewFields(v *collInfo, cols []string) []*schema.Field {
+	old := map[int]*schema.Field{}
+	i := 0
+	for _, name := range v.viewCols {
+		l := strings.ToLower(name)
+		if l == "id" || l == "created" || l == "updated" {
+			continue
+		}
+		if i < len(v.Fields) {
+			old[len(old)] = v.Fields[i]
+		}
+		i++
+	}
+	fields := []*schema.Field{}
+	n := 0
+	for _, name := range cols {
+		l := strings.ToLower(name)
+		if l == "id" || l == "created" || l == "updated" {
+			continue
+		}
+		f := &schema.Field{ID: "fld_view_" + l, Name: name, Type: schema.FieldJSON}
+		if o, ok := old[n]; ok {
+			f.Type = o.Type
+			f.Options = o.Options
+		}
+		fields = append(fields, f)
+		n++
+	}
+	return fields
 }

@@ -67,6 +67,20 @@ func decodeStrict(body []byte, v any) *Error {
 	return nil
 }
 
+// mergeObjects overlays the members of patch on base when both are JSON
+// objects; otherwise patch wins.
+func mergeObjects(base, patch json.RawMessage) json.RawMessage {
+	var b, p map[string]json.RawMessage
+	if json.Unmarshal(base, &b) != nil || json.Unmarshal(patch, &p) != nil || b == nil || p == nil {
+		return patch
+	}
+	for k, v := range p {
+		b[k] = v
+	}
+	out, _ := json.Marshal(b)
+	return out
+}
+
 // jsonKindName names the JSON kind a Go type decodes from.
 func jsonKindName(t reflect.Type) string {
 	switch t.Kind() {
@@ -138,8 +152,12 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 		cur, _ := json.Marshal(old.Collection)
 		json.Unmarshal(cur, &merged)
 		for k, v := range patch {
-			if k == "id" || k == "created" || k == "updated" {
+			switch k {
+			case "id", "created", "updated":
 				continue
+			case "auth_options":
+				// Options left out keep their current value.
+				v = mergeObjects(merged[k], v)
 			}
 			merged[k] = v
 		}

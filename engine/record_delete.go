@@ -154,6 +154,13 @@ func (d *deletion) unlink(ref relationRef, row []any, id string) error {
 		}
 		b, _ := json.Marshal(kept)
 		v = string(b)
+		if len(kept) == 0 && ref.field.Required {
+			v = nil
+		}
+	}
+	if v == nil && ref.field.Required {
+		return &Error{Kind: KindConflict, Message: "The record is referenced by a required relation",
+			Details: map[string]any{ref.coll.Name + "." + ref.field.Name: "required relation would be left empty"}}
 	}
 	prev, _ := row[2].(int64)
 	updated := max(d.now, prev+1)

@@ -28,7 +28,7 @@ func (e *Engine) inferView(ctx context.Context, query string) ([]*schema.Field, 
 		return nil, nil, fieldError("view_query", "must return an id column")
 	}
 	seen := map[string]bool{}
-	var fields []*schema.Field
+	fields := []*schema.Field{}
 	for _, c := range probed {
 		l := strings.ToLower(c.Name)
 		if seen[l] {
@@ -52,7 +52,7 @@ func (e *Engine) inferView(ctx context.Context, query string) ([]*schema.Field, 
 // fields, auth-private columns).
 func privateColumn(set *schemaSet, table, column string) bool {
 	lt := strings.ToLower(table)
-	if strings.HasPrefix(lt, "_svc") || strings.HasPrefix(lt, "sqlite_") {
+	if strings.HasPrefix(lt, "_svc") || strings.HasPrefix(lt, "sqlite_") || strings.HasPrefix(lt, "pragma_") {
 		return true
 	}
 	ci := set.byName[lt]
