@@ -19,7 +19,7 @@ const driverName = "svc_sqlite3"
 func init() {
 	// database/sql's registry is global by design; registering once at init
 	// is the only way to name a driver. Nothing else here is package state.
-	sql.Register(driverName, &sqlite3.SQLiteDriver{})
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: registerFunctions})
 }
 
 // dsn builds the connection string shared by the writer and the readers.

@@ -22,7 +22,7 @@ type writer struct {
 }
 
 func openWriter(path string) (*writer, error) {
-	dc, err := (&sqlite3.SQLiteDriver{}).Open(dsn(path, false))
+	dc, err := (&sqlite3.SQLiteDriver{ConnectHook: registerFunctions}).Open(dsn(path, false))
 	if err != nil {
 		return nil, err
 	}

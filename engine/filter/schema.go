@@ -1,0 +1,91 @@
+package filter
+
+import (
+	"strings"
+	"time"
+
+	"svcd/engine/schema"
+)
+
+// Collection is what the filter language needs to know of a collection.
+// Fields include the system fields (id, created, updated).
+type Collection struct {
+	ID     string
+	Name   string
+	Fields []*FieldDef
+}
+
+// FieldDef is one field of a Collection.
+type FieldDef struct {
+	Name     string
+	Type     string // a schema field type, or "id"
+	Multiple bool
+	Target   string // relation: target collection id
+	Hidden   bool   // hidden or private fields may only be filtered by admins
+	Private  bool   // never filterable (passwords)
+}
+
+// Field returns the field named name, or nil.
+func (c *Collection) Field(name string) *FieldDef {
+	for _, f := range c.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Resolver finds collections by name or id (relation targets,
+// back-relations and @collection).
+type Resolver interface {
+	FilterCollection(nameOrID string) *Collection
+}
+
+// Env holds the request-time values of an evaluation: what `@request.*`
+// and the datetime macros refer to. The engine captures it into commands,
+// so a rule checked at apply time sees the values of the request that
+// proposed it.
+type Env struct {
+	Now     time.Time
+	Method  string
+	Context string
+	// Auth is the authenticated record's fields (id, collectionId,
+	// collectionName, email, ...); nil for an anonymous caller.
+	Auth map[string]any
+	// Headers and Query use lower-case keys; header names have '-' as '_'.
+	Headers map[string]string
+	Query   map[string]string
+	// Body is the request body's fields as stored values; Present tells
+	// which keys the request carried.
+	Body map[string]any
+	// Admin lets hidden fields be filtered.
+	Admin bool
+}
+
+// Kind classifies values for comparison and coercion.
+type Kind uint8
+
+const (
+	kindAny Kind = iota // a literal or request value: takes the other side's kind
+	kindNumber
+	kindText
+	kindJSON // a value inside a JSON field: its type is only known per row
+)
+
+// kindOf returns the comparison kind of a field type.
+func kindOf(typ string) Kind {
+	switch typ {
+	case schema.FieldNumber, schema.FieldBool, schema.FieldDate, schema.FieldAutodate, "date_system":
+		return kindNumber
+	}
+	return kindText
+}
+
+// viaName splits a back-relation `<collection>_via_<field>`.
+func viaName(seg string) (coll, field string, ok bool) {
+	i := strings.Index(seg, "_via_")
+	if i <= 0 || i+5 >= len(seg) {
+		return "", "", false
+	}
+	return seg[:i], seg[i+5:], true
+}
