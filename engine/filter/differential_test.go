@@ -322,4 +322,3 @@ func FuzzDifferential(f *testing.F) {
 		}
 	})
 }
-
