@@ -21,7 +21,7 @@ type Engine interface {
 	DeleteCollection(ctx context.Context, nameOrID string) (uint64, error)
 
 	ListRecords(ctx context.Context, p engine.Principal, coll string, q engine.ListQuery) (*engine.RecordList, error)
-	GetRecord(ctx context.Context, p engine.Principal, coll, id, fields string) (*engine.Record, error)
+	GetRecord(ctx context.Context, p engine.Principal, coll, id, fields, expand string) (*engine.Record, error)
 	CreateRecord(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.Record, uint64, error)
 	UpdateRecord(ctx context.Context, p engine.Principal, coll, id string, body []byte, ifMatch string) (*engine.Record, uint64, error)
 	DeleteRecord(ctx context.Context, p engine.Principal, coll, id, ifMatch string) (uint64, error)

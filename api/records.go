@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -28,15 +29,40 @@ func (s *Server) mountLegacyRecords(r chi.Router) {
 	r.Delete("/{id}", s.deleteRecord)
 }
 
-// recordCaller returns the caller of a record route. An admin whose role
-// does not reach app data is treated as anonymous there: the collection's
-// rules decide, as for anyone without credentials.
+// recordCaller returns the caller of a record route, with what rules may
+// read of the request. An admin whose role does not reach app data is
+// treated as anonymous there: the collection's rules decide, as for anyone
+// without credentials.
 func (s *Server) recordCaller(w http.ResponseWriter, r *http.Request) (engine.Principal, bool) {
 	p := principal(r)
 	if p.IsAdmin() && p.Role < requiredRole(r.Method, recordsScope) {
-		return engine.Principal{}, true
+		p = engine.Principal{}
 	}
+	p.Request = requestInfo(r)
 	return p, true
+}
+
+// credentialHeaders are never handed to rules (they would be captured in
+// the log with the command).
+var credentialHeaders = map[string]bool{"authorization": true, "cookie": true, "x_setup_key": true}
+
+// requestInfo is what @request.* may read: the method, headers (lower
+// case, '-' as '_') and the first value of each query parameter.
+func requestInfo(r *http.Request) engine.RequestInfo {
+	info := engine.RequestInfo{Method: r.Method, Context: "default",
+		Headers: make(map[string]string, len(r.Header)), Query: map[string]string{}}
+	for k, v := range r.Header {
+		key := strings.ReplaceAll(strings.ToLower(k), "-", "_")
+		if !credentialHeaders[key] && len(v) > 0 {
+			info.Headers[key] = v[0]
+		}
+	}
+	for k, v := range r.URL.Query() {
+		if len(v) > 0 {
+			info.Query[k] = v[0]
+		}
+	}
+	return info
 }
 
 func queryInt(r *http.Request, name string, def int) int {
@@ -55,11 +81,15 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	lq := engine.ListQuery{
-		Page:      queryInt(r, "page", 1),
-		PerPage:   queryInt(r, "perPage", engine.DefaultPerPage),
-		Sort:      q.Get("sort"),
-		Fields:    q.Get("fields"),
-		SkipTotal: q.Get("skipTotal") == "1" || q.Get("skipTotal") == "true",
+		Page:       queryInt(r, "page", 1),
+		PerPage:    queryInt(r, "perPage", engine.DefaultPerPage),
+		Sort:       q.Get("sort"),
+		Fields:     q.Get("fields"),
+		SkipTotal:  q.Get("skipTotal") == "1" || q.Get("skipTotal") == "true",
+		Filter:     q.Get("filter"),
+		Expand:     q.Get("expand"),
+		CursorMode: q.Has("cursor"),
+		Cursor:     q.Get("cursor"),
 	}
 	for _, name := range engine.UnsupportedListParams {
 		if q.Has(name) {
@@ -82,6 +112,14 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
 	buf = strconv.AppendInt(buf, int64(list.TotalItems), 10)
 	buf = append(buf, `,"totalPages":`...)
 	buf = strconv.AppendInt(buf, int64(list.TotalPages), 10)
+	if list.CursorMode {
+		buf = append(buf, `,"nextCursor":`...)
+		if list.NextCursor == "" {
+			buf = append(buf, "null"...)
+		} else {
+			buf = strconv.AppendQuote(buf, list.NextCursor)
+		}
+	}
 	buf = append(buf, "}\n"...)
 	writeBytes(w, http.StatusOK, buf)
 }
@@ -91,11 +129,8 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if r.URL.Query().Has("expand") {
-		s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "The expand parameter is not supported yet"))
-		return
-	}
-	rec, err := s.eng.GetRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.URL.Query().Get("fields"))
+	q := r.URL.Query()
+	rec, err := s.eng.GetRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), q.Get("fields"), q.Get("expand"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"svcd/engine"
@@ -138,8 +139,18 @@ func TestRecordCaller(t *testing.T) {
 	}
 	for _, c := range cases {
 		rec := httptest.NewRecorder()
-		got, ok := s.recordCaller(rec, withPrincipal(httptest.NewRequest(c.method, "/api/v1/posts", nil), c.p))
-		if !ok || got != c.want {
+		req := withPrincipal(httptest.NewRequest(c.method, "/api/v1/posts?q=1", nil), c.p)
+		req.Header.Set("Authorization", "Bearer secret")
+		req.Header.Set("X-Trace-Id", "t1")
+		got, ok := s.recordCaller(rec, req)
+		if got.Request.Method != c.method || got.Request.Query["q"] != "1" || got.Request.Headers["x_trace_id"] != "t1" {
+			t.Errorf("%s: request info %+v", c.method, got.Request)
+		}
+		if _, leaked := got.Request.Headers["authorization"]; leaked {
+			t.Errorf("the Authorization header reached the rules")
+		}
+		got.Request = engine.RequestInfo{}
+		if !ok || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%+v %s: got (%+v, %v), want (%+v, true)", c.p, c.method, got, ok, c.want)
 		}
 	}

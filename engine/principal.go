@@ -48,17 +48,12 @@ type Principal struct {
 	Role       Role
 	// TokenID is the jti of the credential used.
 	TokenID string
+	// AuthRecord holds the fields of an authenticated user's record, for
+	// @request.auth.* in rules.
+	AuthRecord map[string]any
+	// Request is what rules may read of the HTTP request.
+	Request RequestInfo
 }
 
 // IsAdmin reports whether the caller is an admin (admins bypass rules).
 func (p Principal) IsAdmin() bool { return p.Kind == AdminPrincipal }
-
-// ruleAllows is the rule check of this stage: nil admits admins only, ""
-// admits everyone, and an expression admits admins only until the filter
-// language evaluates it.
-func ruleAllows(rule *string, admin bool) bool {
-	if admin {
-		return true
-	}
-	return rule != nil && *rule == ""
-}

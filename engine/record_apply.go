@@ -21,7 +21,8 @@ type recordCreateCmd struct {
 	Now   int64  `json:"now"`
 	// Values holds the stored value of every field, in the order of the
 	// collection's fields at version Ver.
-	Values []any `json:"values"`
+	Values []any    `json:"values"`
+	Env    *ruleEnv `json:"env,omitempty"`
 }
 
 type recordUpdateCmd struct {
@@ -32,6 +33,7 @@ type recordUpdateCmd struct {
 	Now     int64          `json:"now"`
 	Values  map[string]any `json:"values"`
 	IfMatch string         `json:"if_match,omitempty"`
+	Env     *ruleEnv       `json:"env,omitempty"`
 }
 
 type recordDeleteCmd struct {
@@ -42,7 +44,8 @@ type recordDeleteCmd struct {
 	IfMatch string `json:"if_match,omitempty"`
 	// Now is the proposer's clock, for the updated time of records whose
 	// relation to the deleted record is removed.
-	Now int64 `json:"now"`
+	Now int64    `json:"now"`
+	Env *ruleEnv `json:"env,omitempty"`
 }
 
 // RecordChange is the payload of record events.
@@ -94,8 +97,8 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if ci.Type == schema.TypeView {
 		return nil, errViewWrite
 	}
-	if !ruleAllows(ci.CreateRule, c.Admin) {
-		return nil, createRuleError(ci)
+	if !c.Admin && ci.CreateRule == nil {
+		return nil, errAdminOnly
 	}
 	if len(c.Values) != len(ci.fields) {
 		return nil, fmt.Errorf("%w: %d values for %d fields", fsm.ErrHalt, len(c.Values), len(ci.fields))
@@ -115,6 +118,14 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	row, err := ci.scanRow(tx.QueryRow(ci.insertSQL, args...).Scan)
 	if err != nil {
 		return nil, uniqueError(ci, err)
+	}
+	// The create rule sees the new record as it would be stored; refusing
+	// rolls the insert back with the command.
+	if ok, err := e.ruleHolds(tx, ci, ci.CreateRule, c.Admin, c.Env, c.ID); err != nil || !ok {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errForbidden
 	}
 	tx.Emit(fsm.Event{Kind: EvRecordCreate, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
 	return row, nil
@@ -189,7 +200,7 @@ func (e *Engine) checkRelations(tx *fsm.Tx, ci *collInfo, value func(i int) any)
 
 // loadRowForWrite reads the current row and applies the visibility and
 // write rules and the If-Match precondition.
-func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool, rule *string, ifMatch string) ([]any, error) {
+func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool, rule *string, ifMatch string, env *ruleEnv) ([]any, error) {
 	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNotFound
@@ -197,7 +208,7 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool
 	if err != nil {
 		return nil, err
 	}
-	if err := writeRuleError(ci, rule, admin); err != nil {
+	if err := e.writeRuleError(tx, ci, rule, admin, env, id); err != nil {
 		return nil, err
 	}
 	if ifMatch != "" && !ETagMatches(ifMatch, ci.etag(row)) {
@@ -206,19 +217,41 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool
 	return row, nil
 }
 
-// writeRuleError decides an update or delete by a non-admin: an admin-only
-// rule (null) is 403; a row the caller cannot view is 404; a failed rule on
-// a viewable row is 403.
-func writeRuleError(ci *collInfo, rule *string, admin bool) error {
+// writeRuleError decides an update or delete of row id by a non-admin, at
+// apply time: an admin-only rule (null) is 403; a row the caller cannot
+// view is 404; a failed rule on a viewable row is 403.
+func (e *Engine) writeRuleError(tx *fsm.Tx, ci *collInfo, rule *string, admin bool, env *ruleEnv, id string) error {
+	if err := preWriteError(ci, rule, admin); err != nil {
+		return err
+	}
+	if admin {
+		return nil
+	}
+	if ok, err := e.ruleHolds(tx, ci, ci.ViewRule, false, env, id); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		return errNotFound
+	}
+	if ok, err := e.ruleHolds(tx, ci, rule, false, env, id); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		return errForbidden
+	}
+	return nil
+}
+
+// preWriteError is the part of the write decision that needs no row:
+// admin-only write rules (403) and admin-only view rules (404).
+func preWriteError(ci *collInfo, rule *string, admin bool) error {
 	switch {
 	case admin:
 		return nil
 	case rule == nil:
 		return errAdminOnly
-	case !ruleAllows(ci.ViewRule, false):
+	case ci.ViewRule == nil:
 		return errNotFound
-	case !ruleAllows(rule, false):
-		return errForbidden
 	}
 	return nil
 }
@@ -247,7 +280,7 @@ func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if ci.Type == schema.TypeView {
 		return nil, errViewWrite
 	}
-	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.UpdateRule, c.IfMatch)
+	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.UpdateRule, c.IfMatch, c.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +325,7 @@ func (e *Engine) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if ci.Type == schema.TypeView {
 		return nil, errViewWrite
 	}
-	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.DeleteRule, c.IfMatch)
+	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.DeleteRule, c.IfMatch, c.Env)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,12 @@ type projection map[string]bool
 // JSON: system fields first, then fields in schema order. Private fields are
 // never written, hidden ones only for admins.
 func (ci *collInfo) appendRecord(buf []byte, row []any, admin bool, proj projection) []byte {
+	return ci.appendRecordExpanded(buf, row, admin, proj, nil)
+}
+
+// appendRecordExpanded is appendRecord with an "expand" member holding the
+// JSON object expand (nil: none).
+func (ci *collInfo) appendRecordExpanded(buf []byte, row []any, admin bool, proj projection, expand []byte) []byte {
 	buf = append(buf, `{"id":`...)
 	buf = schema.AppendJSONString(buf, asString(row[0]))
 	if proj.keeps("collectionId") {
@@ -47,6 +53,10 @@ func (ci *collInfo) appendRecord(buf []byte, row []any, admin bool, proj project
 		buf = schema.AppendJSONString(buf, f.Name)
 		buf = append(buf, ':')
 		buf = f.typ.AppendJSON(buf, f.Field, row[3+i])
+	}
+	if expand != nil {
+		buf = append(buf, `,"expand":`...)
+		buf = append(buf, expand...)
 	}
 	return append(buf, '}')
 }

@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"context"
-	"math"
 	"strings"
-
-	"svcd/fsm"
 )
 
 // ListQuery holds the list parameters of SPEC.md.
@@ -14,8 +10,14 @@ type ListQuery struct {
 	Sort          string
 	Fields        string
 	SkipTotal     bool
+	Filter        string
+	Expand        string
+	// CursorMode is set when the cursor parameter is present (empty: the
+	// first page of a keyset walk).
+	CursorMode bool
+	Cursor     string
 	// Unsupported names the list parameters given that are not supported
-	// yet (filter, expand, cursor, search, nearVector...): a 400 says so.
+	// yet (search, nearVector...): a 400 says so.
 	Unsupported []string
 }
 
@@ -26,6 +28,10 @@ type RecordList struct {
 	PerPage    int
 	TotalItems int
 	TotalPages int
+	// NextCursor is set in cursor mode: the token of the next page, or ""
+	// when this page is the last.
+	NextCursor string
+	CursorMode bool
 }
 
 // Page-size limits.
@@ -36,7 +42,7 @@ const (
 
 // UnsupportedListParams are the list parameters of SPEC.md that this
 // version answers with 400 instead of ignoring.
-var UnsupportedListParams = []string{"filter", "expand", "cursor", "search", "nearVector", "nearVectorField", "nearLimit", "nearMinScore"}
+var UnsupportedListParams = []string{"search", "nearVector", "nearVectorField", "nearLimit", "nearMinScore"}
 
 func (q *ListQuery) unsupported() *Error {
 	if len(q.Unsupported) > 0 {
@@ -122,81 +128,4 @@ func parseProjection(fields string) projection {
 		}
 	}
 	return p
-}
-
-// ListRecords reads one page of a collection from this replica.
-func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q ListQuery) (*RecordList, error) {
-	ci := e.collection(name)
-	if ci == nil {
-		return nil, errNotFound
-	}
-	if verr := q.unsupported(); verr != nil {
-		return nil, verr
-	}
-	admin := p.IsAdmin()
-	if q.Page < 1 {
-		q.Page = 1
-	}
-	if q.PerPage < 1 {
-		q.PerPage = DefaultPerPage
-	}
-	q.PerPage = min(q.PerPage, MaxPerPage)
-	out := &RecordList{Page: q.Page, PerPage: q.PerPage, TotalItems: -1, TotalPages: -1}
-	offset := int64(q.Page-1) * int64(q.PerPage)
-	if q.Page > math.MaxInt32 || offset > math.MaxInt64/2 {
-		offset = math.MaxInt64 / 2 // far past any table: an empty page
-	}
-	if !ruleAllows(ci.ViewRule, admin) {
-		if ci.ViewRule == nil {
-			return nil, errAdminOnly
-		}
-		// An expression rule admits no non-admin until rules are evaluated.
-		out.Data = []byte("[]")
-		if !q.SkipTotal {
-			out.TotalItems, out.TotalPages = 0, 0
-		}
-		return out, nil
-	}
-	proj := parseProjection(q.Fields)
-	query := "SELECT " + ci.selectCols + " FROM " + ci.table + " ORDER BY " + ci.orderBy(q.Sort, admin) + " LIMIT ? OFFSET ?"
-	buf := make([]byte, 0, 256*q.PerPage)
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
-		rows, err := r.Query(query, q.PerPage, offset)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		buf = append(buf, '[')
-		first := true
-		for rows.Next() {
-			row, err := ci.scanRow(rows.Scan)
-			if err != nil {
-				return err
-			}
-			if !first {
-				buf = append(buf, ',')
-			}
-			first = false
-			buf = ci.appendRecord(buf, row, admin, proj)
-		}
-		buf = append(buf, ']')
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if q.SkipTotal {
-			return nil
-		}
-		var total int
-		if err := r.QueryRow("SELECT count(*) FROM " + ci.table).Scan(&total); err != nil {
-			return err
-		}
-		out.TotalItems = total
-		out.TotalPages = (total + q.PerPage - 1) / q.PerPage
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out.Data = buf
-	return out, nil
 }

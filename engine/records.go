@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"svcd/engine/schema"
-	"svcd/fsm"
 )
 
 // writable returns the collection for a record write, or the error.
@@ -21,13 +19,16 @@ func (e *Engine) writable(name string) (*collInfo, error) {
 	return ci, nil
 }
 
-// createRuleError is the refusal of a create: 403 either way, worded for
-// an admin-only collection when the rule is null.
-func createRuleError(ci *collInfo) error {
-	if ci.CreateRule == nil {
-		return errAdminOnly
+// bodyEnv is @request.body for rules: the stored values of the fields the
+// request sent (never passwords or other private fields).
+func bodyEnv(ci *collInfo, in map[string]any, values func(i int) any) map[string]any {
+	out := map[string]any{}
+	for i, f := range ci.fields {
+		if _, sent := in[f.Name]; sent && !f.private {
+			out[f.Name] = values(i)
+		}
 	}
-	return errForbidden
+	return out
 }
 
 // decodeBody parses a JSON object body for a record write.
@@ -53,16 +54,17 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		if err != nil {
 			return nil, 0, err
 		}
-		if !ruleAllows(ci.CreateRule, p.IsAdmin()) {
-			return nil, 0, createRuleError(ci)
+		if !p.IsAdmin() && ci.CreateRule == nil {
+			return nil, 0, errAdminOnly
 		}
 		now := e.now().Unix()
 		id, values, verr := e.prepareCreate(ci, in, p.IsAdmin(), now)
 		if verr != nil {
 			return nil, 0, verr
 		}
+		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
 		res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values,
+			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, Env: env,
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
@@ -88,7 +90,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		}
 		// Answer a denied caller before validating, so a refusal never
 		// reveals field names; the state machine decides again at apply.
-		if err := writeRuleError(ci, ci.UpdateRule, p.IsAdmin()); err != nil {
+		if err := preWriteError(ci, ci.UpdateRule, p.IsAdmin()); err != nil {
 			return nil, 0, err
 		}
 		now := e.now().Unix()
@@ -96,8 +98,9 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if verr != nil {
 			return nil, 0, verr
 		}
+		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
 		res, idx, err := e.propose(ctx, cmdRecordUpdate, recordUpdateCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, IfMatch: ifMatch,
+			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env,
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
@@ -116,47 +119,17 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 		if err != nil {
 			return 0, err
 		}
-		if err := writeRuleError(ci, ci.DeleteRule, p.IsAdmin()); err != nil {
+		if err := preWriteError(ci, ci.DeleteRule, p.IsAdmin()); err != nil {
 			return 0, err
 		}
+		now := e.now().Unix()
 		_, idx, err := e.propose(ctx, cmdRecordDelete, recordDeleteCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, IfMatch: ifMatch, Now: e.now().Unix(),
+			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, IfMatch: ifMatch, Now: now,
+			Env: e.envFor(p, ci, nil, now),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
 		}
 		return idx, err
 	}
-}
-
-// GetRecord reads one record from this replica; fields, when not empty,
-// projects it like a list's fields parameter.
-func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields string) (*Record, error) {
-	ci := e.collection(name)
-	if ci == nil {
-		return nil, errNotFound
-	}
-	if !ruleAllows(ci.ViewRule, p.IsAdmin()) {
-		if ci.ViewRule == nil {
-			return nil, errAdminOnly
-		}
-		return nil, errNotFound
-	}
-	var row []any
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
-		var err error
-		row, err = ci.scanRow(r.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	rec := ci.record(row, p.IsAdmin())
-	if proj := parseProjection(fields); proj != nil {
-		rec.JSON = ci.appendRecord(rec.JSON[:0], row, p.IsAdmin(), proj)
-	}
-	return rec, nil
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
+	"svcd/engine/filter"
 	"svcd/engine/schema"
 	"svcd/fsm"
 )
@@ -22,6 +24,7 @@ type collInfo struct {
 	hasUpdated  bool
 	defaultSort string
 	viewCols    []string // view collections: the query's columns
+	fc          atomic.Pointer[filter.Collection]
 }
 
 type fieldInfo struct {

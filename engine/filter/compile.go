@@ -41,11 +41,13 @@ type compiler struct {
 // CompileSQL compiles e into a condition over base's table, aliased as
 // alias in the enclosing query. Values never enter the SQL text: they are
 // numbered parameters. Identifiers come from the schema and are quoted.
-func CompileSQL(e Expr, base *Collection, r Resolver, env *Env, alias string) (*SQL, error) {
+// args are the parameters the enclosing query already has: numbering goes
+// on after them, and the result's Args holds them all.
+func CompileSQL(e Expr, base *Collection, r Resolver, env *Env, alias string, args ...any) (*SQL, error) {
 	if env == nil {
 		env = &Env{}
 	}
-	c := &compiler{r: r, env: env, base: base, alias: alias}
+	c := &compiler{r: r, env: env, base: base, alias: alias, args: append([]any(nil), args...)}
 	where, err := c.expr(e)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+)
+
+// cursorKey is the order of a keyset walk: one sort column plus id.
+type cursorKey struct {
+	col  string // SQL column
+	idx  int    // position of the column in a row
+	desc bool
+}
+
+var (
+	errCursorSort = Errorf(KindBadRequest, "Keyset pagination (cursor) needs exactly one sort column")
+	errCursorBad  = Errorf(KindBadRequest, "Malformed cursor")
+)
+
+// cursorKey resolves the sort parameter of a keyset walk: exactly one known
+// column (unknown ones are ignored as in any list), or the default order.
+func (ci *collInfo) cursorKey(sortParam string, admin bool) (*cursorKey, error) {
+	var keys []*cursorKey
+	for _, tok := range strings.Split(sortParam, ",") {
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			continue
+		}
+		desc := strings.HasPrefix(tok, "-")
+		name := strings.TrimLeft(tok, "+-")
+		col := ci.sortColumn(name, admin)
+		if col == "" {
+			continue
+		}
+		keys = append(keys, &cursorKey{col: col, idx: ci.rowIndex(name), desc: desc})
+	}
+	switch len(keys) {
+	case 0:
+		def := ci.defaultSort
+		desc := strings.HasPrefix(def, "-")
+		name := strings.TrimLeft(def, "-")
+		return &cursorKey{col: ci.sortColumn(name, true), idx: ci.rowIndex(name), desc: desc}, nil
+	case 1:
+		return keys[0], nil
+	}
+	return nil, errCursorSort
+}
+
+// rowIndex is where a sortable column sits in a row of selectCols.
+func (ci *collInfo) rowIndex(name string) int {
+	switch name {
+	case "id":
+		return 0
+	case "created":
+		return 1
+	case "updated":
+		return 2
+	}
+	for i, f := range ci.fields {
+		if f.Name == name {
+			return 3 + i
+		}
+	}
+	return 0
+}
+
+func (k *cursorKey) dir() (string, string) {
+	if k.desc {
+		return " DESC", " < "
+	}
+	return " ASC", " > "
+}
+
+func (k *cursorKey) orderBy() string {
+	d, _ := k.dir()
+	if k.col == "id" {
+		return "id" + d
+	}
+	return k.col + d + ", id" + d
+}
+
+// token encodes the position after row.
+func (k *cursorKey) token(row []any) string {
+	b, _ := json.Marshal([]any{row[k.idx], row[0]})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// after decodes a token into the condition selecting the rows after it.
+// NULLs sort first ascending and last descending, as SQLite orders them.
+func (k *cursorKey) after(tok string) (string, []any, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", nil, errCursorBad
+	}
+	var pos []any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if err := dec.Decode(&pos); err != nil || len(pos) != 2 {
+		return "", nil, errCursorBad
+	}
+	id, ok := pos[1].(string)
+	if !ok {
+		return "", nil, errCursorBad
+	}
+	v := pos[0]
+	switch v.(type) {
+	case nil, string, float64:
+	default:
+		return "", nil, errCursorBad
+	}
+	_, cmp := k.dir()
+	if k.col == "id" {
+		return "(_r.id" + cmp + "?)", []any{id}, nil
+	}
+	c := "_r." + k.col
+	if k.col == "created" || k.col == "updated" {
+		c = "_r." + k.col
+	}
+	switch {
+	case v == nil && !k.desc:
+		return "((" + c + " IS NULL AND _r.id > ?) OR " + c + " IS NOT NULL)", []any{id}, nil
+	case v == nil:
+		return "(" + c + " IS NULL AND _r.id < ?)", []any{id}, nil
+	case !k.desc:
+		return "(" + c + " > ? OR (" + c + " = ? AND _r.id > ?))", []any{v, v, id}, nil
+	}
+	return "(" + c + " < ? OR (" + c + " = ? AND _r.id < ?) OR " + c + " IS NULL)", []any{v, v, id}, nil
+}

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"strings"
+
+	"svcd/engine/filter"
+	"svcd/fsm"
+)
+
+// readEnv is the rule context of a read, evaluated on this replica now.
+func (e *Engine) readEnv(p Principal) *filter.Env {
+	return &filter.Env{
+		Now: e.now().UTC(), Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p),
+		Headers: p.Request.Headers, Query: p.Request.Query, Admin: p.IsAdmin(),
+	}
+}
+
+// readCond is the WHERE condition a caller's read of ci must satisfy: the
+// view rule (for non-admins) and, when given, a filter. A malformed filter
+// is dropped; an invalid rule admits nothing (deny).
+func (e *Engine) readCond(ci *collInfo, p Principal, filterText string) (conds []string, args []any, deny bool, err error) {
+	env := e.readEnv(p)
+	set := e.schema.Load()
+	if !p.IsAdmin() {
+		if ci.ViewRule == nil {
+			return nil, nil, false, errAdminOnly
+		}
+		cond, all, none := ruleSQL(ci, ci.ViewRule, false, set, env, nil)
+		switch {
+		case none:
+			return nil, nil, true, nil
+		case !all:
+			conds, args = append(conds, cond.Where), cond.Args
+		}
+	}
+	if strings.TrimSpace(filterText) != "" {
+		if ex, err := filter.Parse(filterText); err == nil {
+			if c, err := filter.CompileSQL(ex, ci.filterColl(), set, env, "_r", args...); err == nil {
+				conds, args = append(conds, c.Where), c.Args
+			}
+		}
+	}
+	return conds, args, false, nil
+}
+
+func whereClause(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// GetRecord reads one record from this replica; fields, when not empty,
+// projects it like a list's fields parameter; expand expands relations.
+func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields, expand string) (*Record, error) {
+	ci := e.collection(name)
+	if ci == nil {
+		return nil, errNotFound
+	}
+	conds, args, deny, err := e.readCond(ci, p, "")
+	if err != nil {
+		return nil, err
+	}
+	if deny {
+		return nil, errNotFound
+	}
+	conds = append(conds, "_r.id = ?")
+	args = append(args, id)
+	var row []any
+	var exp [][]byte
+	err = e.store.View(ctx, func(r *fsm.Reader) error {
+		var err error
+		row, err = ci.scanRow(r.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" AS _r"+whereClause(conds), args...).Scan)
+		if err != nil {
+			return err
+		}
+		exp, err = e.expand(r, ci, [][]any{row}, expand, p)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{ETag: ci.etag(row)}
+	rec.JSON = ci.appendRecordExpanded(make([]byte, 0, 256), row, p.IsAdmin(), parseProjection(fields), exp[0])
+	return rec, nil
+}
+
+// ListRecords reads one page of a collection from this replica.
+func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q ListQuery) (*RecordList, error) {
+	ci := e.collection(name)
+	if ci == nil {
+		return nil, errNotFound
+	}
+	if verr := q.unsupported(); verr != nil {
+		return nil, verr
+	}
+	admin := p.IsAdmin()
+	if q.Page < 1 || q.CursorMode {
+		q.Page = 1
+	}
+	if q.PerPage < 1 {
+		q.PerPage = DefaultPerPage
+	}
+	q.PerPage = min(q.PerPage, MaxPerPage)
+	out := &RecordList{Page: q.Page, PerPage: q.PerPage, TotalItems: -1, TotalPages: -1, CursorMode: q.CursorMode}
+	offset := int64(q.Page-1) * int64(q.PerPage)
+	if q.Page > math.MaxInt32 || offset > math.MaxInt64/2 {
+		offset = math.MaxInt64 / 2 // far past any table: an empty page
+	}
+	conds, args, deny, err := e.readCond(ci, p, q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if deny {
+		out.Data = []byte("[]")
+		if !q.SkipTotal {
+			out.TotalItems, out.TotalPages = 0, 0
+		}
+		return out, nil
+	}
+	countConds, countArgs := conds, args
+	order := ci.orderBy(q.Sort, admin)
+	var key *cursorKey
+	if q.CursorMode {
+		if key, err = ci.cursorKey(q.Sort, admin); err != nil {
+			return nil, err
+		}
+		order = key.orderBy()
+		if q.Cursor != "" {
+			cond, cargs, err := key.after(q.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			conds, args = append(append([]string(nil), conds...), cond), append(append([]any(nil), args...), cargs...)
+		}
+		offset = 0
+	}
+	proj := parseProjection(q.Fields)
+	limit := q.PerPage
+	if q.CursorMode {
+		limit++ // one more row tells whether a next page exists
+	}
+	query := "SELECT " + ci.selectCols + " FROM " + ci.table + " AS _r" + whereClause(conds) + " ORDER BY " + order + " LIMIT ? OFFSET ?"
+	err = e.store.View(ctx, func(r *fsm.Reader) error {
+		rows, err := r.Query(query, append(args, limit, offset)...)
+		if err != nil {
+			return err
+		}
+		var page [][]any
+		for rows.Next() {
+			row, err := ci.scanRow(rows.Scan)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			page = append(page, row)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if q.CursorMode && len(page) > q.PerPage {
+			page = page[:q.PerPage]
+			out.NextCursor = key.token(page[len(page)-1])
+		}
+		exp, err := e.expand(r, ci, page, q.Expand, p)
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, 0, 256*len(page)+2)
+		buf = append(buf, '[')
+		for i, row := range page {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = ci.appendRecordExpanded(buf, row, admin, proj, exp[i])
+		}
+		out.Data = append(buf, ']')
+		if q.SkipTotal {
+			return nil
+		}
+		var total int
+		if err := r.QueryRow("SELECT count(*) FROM "+ci.table+" AS _r"+whereClause(countConds), countArgs...).Scan(&total); err != nil {
+			return err
+		}
+		out.TotalItems = total
+		out.TotalPages = (total + q.PerPage - 1) / q.PerPage
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
