@@ -26,6 +26,10 @@ type Engine interface {
 	UpdateRecord(ctx context.Context, p engine.Principal, coll, id string, body []byte, ifMatch string) (*engine.Record, uint64, error)
 	DeleteRecord(ctx context.Context, p engine.Principal, coll, id, ifMatch string) (uint64, error)
 
+	Indexes(ctx context.Context, coll string) ([]engine.Index, error)
+	CreateIndex(ctx context.Context, coll, field string, unique bool) (*engine.Index, uint64, error)
+	DeleteIndex(ctx context.Context, coll, index string) (uint64, error)
+
 	Setting(key string) string
 	Settings(reveal bool) map[string]string
 	PatchSettings(ctx context.Context, body []byte) (map[string]string, uint64, error)

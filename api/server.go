@@ -56,6 +56,7 @@ func New(opts Options) *Server {
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate, s.requireRole)
 			s.mountCollections(r)
+			s.mountIndexes(r)
 			s.mountSettings(r)
 			s.mountMetrics(r)
 		})

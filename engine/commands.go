@@ -18,6 +18,8 @@ const (
 	cmdRecordDelete     fsm.Type = 22
 	cmdAdminCreate      fsm.Type = 30
 	cmdSettingsPatch    fsm.Type = 40
+	cmdIndexCreate      fsm.Type = 50
+	cmdIndexDelete      fsm.Type = 51
 )
 
 // Event kinds emitted by the engine's handlers.
@@ -41,6 +43,8 @@ func (e *Engine) register(r *fsm.Registry) {
 	r.Register(cmdRecordDelete, "record.delete", e.applyRecordDelete)
 	r.Register(cmdAdminCreate, "admin.create", e.applyAdminCreate)
 	r.Register(cmdSettingsPatch, "settings.patch", e.applySettingsPatch)
+	r.Register(cmdIndexCreate, "index.create", e.applyIndexCreate)
+	r.Register(cmdIndexDelete, "index.delete", e.applyIndexDelete)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -8,9 +8,10 @@ import (
 
 // cursorKey is the order of a keyset walk: one sort column plus id.
 type cursorKey struct {
-	col  string // SQL column
-	idx  int    // position of the column in a row
-	desc bool
+	col     string // SQL column
+	idx     int    // position of the column in a row
+	desc    bool
+	notNull bool // created and updated are never NULL
 }
 
 var (
@@ -33,14 +34,15 @@ func (ci *collInfo) cursorKey(sortParam string, admin bool) (*cursorKey, error) 
 		if col == "" {
 			continue
 		}
-		keys = append(keys, &cursorKey{col: col, idx: ci.rowIndex(name), desc: desc})
+		keys = append(keys, &cursorKey{col: col, idx: ci.rowIndex(name), desc: desc, notNull: name == "created" || name == "updated"})
 	}
 	switch len(keys) {
 	case 0:
 		def := ci.defaultSort
 		desc := strings.HasPrefix(def, "-")
 		name := strings.TrimLeft(def, "-")
-		return &cursorKey{col: ci.sortColumn(name, true), idx: ci.rowIndex(name), desc: desc}, nil
+		return &cursorKey{col: ci.sortColumn(name, true), idx: ci.rowIndex(name), desc: desc,
+			notNull: name == "created" || name == "updated"}, nil
 	case 1:
 		return keys[0], nil
 	}
@@ -113,8 +115,11 @@ func (k *cursorKey) after(tok string) (string, []any, error) {
 		return "(_r.id" + cmp + "?)", []any{id}, nil
 	}
 	c := "_r." + k.col
-	if k.col == "created" || k.col == "updated" {
-		c = "_r." + k.col
+	// A row-value comparison lets SQLite walk the (column, id) index from
+	// the cursor on: page 1000 costs what page 1 costs.
+	after := "((" + c + ", _r.id)" + cmp + "(?, ?))"
+	if k.notNull {
+		return after, []any{v, id}, nil
 	}
 	switch {
 	case v == nil && !k.desc:
@@ -122,7 +127,7 @@ func (k *cursorKey) after(tok string) (string, []any, error) {
 	case v == nil:
 		return "(" + c + " IS NULL AND _r.id < ?)", []any{id}, nil
 	case !k.desc:
-		return "(" + c + " > ? OR (" + c + " = ? AND _r.id > ?))", []any{v, v, id}, nil
+		return after, []any{v, id}, nil
 	}
-	return "(" + c + " < ? OR (" + c + " = ? AND _r.id < ?) OR " + c + " IS NULL)", []any{v, v, id}, nil
+	return "(" + after + " OR " + c + " IS NULL)", []any{v, id}, nil
 }
