@@ -20,6 +20,7 @@ run: build
 test:
 	$(GO) vet $(GOFLAGS) $(PKGS)
 	$(GO) test $(GOFLAGS) $(TESTFLAGS) $(PKGS)
+	$(MAKE) fuzz FUZZTIME=5s
 
 test-short:
 	$(GO) test $(GOFLAGS) -short -count=1 $(PKGS)
@@ -28,12 +29,15 @@ bench:
 	$(GO) test $(GOFLAGS) -run '^$$' -bench . -benchmem ./fsm ./engine/... ./api
 	@echo "End-to-end: make build && ./bin/svcd serve & ./bin/svcbench --clients 16 --duration 10s"
 
-# Each fuzz target for FUZZTIME; `make test` already replays their seed
-# corpora (testdata/fuzz/).
+# Each fuzz target for FUZZTIME; `make test` replays their seed corpora
+# (testdata/fuzz/) and fuzzes each for 5 s.
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./fsm
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./engine/filter
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME) ./engine/filter
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDifferential -fuzztime $(FUZZTIME) ./engine/filter
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
