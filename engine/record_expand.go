@@ -55,21 +55,27 @@ func (e *Engine) expand(r *fsm.Reader, ci *collInfo, rows [][]any, param string,
 		return nil, err
 	}
 	for i := range rows {
-		if len(members[i]) == 0 {
-			continue
-		}
-		b := []byte{'{'}
-		for j, m := range members[i] {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = schema.AppendJSONString(b, m.key)
-			b = append(b, ':')
-			b = append(b, m.json...)
-		}
-		out[i] = append(b, '}')
+		out[i] = membersJSON(members[i])
 	}
 	return out, nil
+}
+
+// membersJSON renders the expanded relations of one record as a JSON
+// object, or nil when there are none.
+func membersJSON(members []expandMember) []byte {
+	if len(members) == 0 {
+		return nil
+	}
+	b := []byte{'{'}
+	for j, m := range members {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = schema.AppendJSONString(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.json...)
+	}
+	return append(b, '}')
 }
 
 type expandMember struct {
@@ -166,19 +172,7 @@ func (e *Engine) fetchVisible(r *fsm.Reader, target *collInfo, extra string, ext
 		}
 		nested = make([][]byte, len(found))
 		for i := range found {
-			if len(m[i]) == 0 {
-				continue
-			}
-			b := []byte{'{'}
-			for j, mm := range m[i] {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = schema.AppendJSONString(b, mm.key)
-				b = append(b, ':')
-				b = append(b, mm.json...)
-			}
-			nested[i] = append(b, '}')
+			nested[i] = membersJSON(m[i])
 		}
 	}
 	byID := make(map[string][]byte, len(found))
