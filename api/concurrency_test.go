@@ -87,6 +87,61 @@ func TestConcurrentIfMatch(t *testing.T) {
 	}
 }
 
+// TestConcurrentIfMatchDelete: 20 DELETEs with the same If-Match tag race;
+// the precondition is checked at apply time, so exactly one deletes the
+// record. The others find it gone: 404, or 412 (RFC 9110: If-Match fails
+// when there is no current representation).
+func TestConcurrentIfMatchDelete(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("counters", "base", []map[string]any{f("n", "number")}))
+	id := s.CreateRecord(t, "counters", map[string]any{"n": 0})["id"].(string)
+	_, etag := getRecord(t, s, "counters", id)
+
+	const n = 20
+	answers := race(s, n, http.MethodDelete, "/api/v1/counters/"+id, s.AdminHeaders(t, map[string]string{"If-Match": etag}),
+		func(int) any { return nil })
+	deleted := 0
+	for i, a := range answers {
+		if a.err != nil {
+			t.Fatalf("request %d: %v", i, a.err)
+		}
+		apitest.CheckCommon(t, a.res, a.body)
+		switch a.res.StatusCode {
+		case http.StatusNoContent:
+			deleted++
+			if len(a.body) != 0 {
+				t.Errorf("204 with a body: %s", a.body)
+			}
+		case http.StatusNotFound, http.StatusPreconditionFailed:
+		default:
+			t.Errorf("request %d: unexpected status %d: %s", i, a.res.StatusCode, a.body)
+		}
+	}
+	if deleted != 1 {
+		t.Errorf("%d DELETEs succeeded, want exactly 1", deleted)
+	}
+	apitest.Scenario{URL: "/api/v1/counters/" + id, Admin: true, ExpectedStatus: http.StatusNotFound}.Test(t, s)
+
+	// A stale tag never deletes: a PATCH moves the record on first.
+	id = s.CreateRecord(t, "counters", map[string]any{"n": 0})["id"].(string)
+	_, etag = getRecord(t, s, "counters", id)
+	s.MustAdmin(t, http.StatusOK, http.MethodPatch, "/api/v1/counters/"+id, map[string]any{"n": 1})
+	_, cur := getRecord(t, s, "counters", id)
+	answers = race(s, n, http.MethodDelete, "/api/v1/counters/"+id, s.AdminHeaders(t, map[string]string{"If-Match": etag}),
+		func(int) any { return nil })
+	for i, a := range answers {
+		if a.err != nil {
+			t.Fatalf("request %d: %v", i, a.err)
+		}
+		apitest.CheckCommon(t, a.res, a.body)
+		if a.res.StatusCode != http.StatusPreconditionFailed || a.res.Header.Get("ETag") != cur {
+			t.Errorf("stale If-Match DELETE: %d ETag %q, want 412 with %q: %s", a.res.StatusCode, a.res.Header.Get("ETag"), cur, a.body)
+		}
+	}
+	getRecord(t, s, "counters", id) // still there
+}
+
 // TestConcurrentCreates: concurrent writes are batched into shared Raft
 // entries and transactions; every one must be applied exactly once, and a
 // unique violation must fail only its own command.

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"strings"
 )
 
@@ -97,7 +98,10 @@ func (k *cursorKey) after(tok string) (string, []any, error) {
 	}
 	var pos []any
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	if err := dec.Decode(&pos); err != nil || len(pos) != 2 {
+	if err := dec.Decode(&pos); err != nil || len(pos) != 2 || dec.More() {
+		return "", nil, errCursorBad
+	}
+	if rest, _ := io.ReadAll(dec.Buffered()); len(strings.TrimSpace(string(rest))) > 0 {
 		return "", nil, errCursorBad
 	}
 	id, ok := pos[1].(string)

@@ -88,7 +88,7 @@ func (e *Engine) expandLevel(r *fsm.Reader, ci *collInfo, rows [][]any, tree *ex
 	members := make([][]expandMember, len(rows))
 	for _, key := range tree.keys {
 		var err error
-		if fi := ci.fieldByName(key); fi != nil && fi.Type == schema.FieldRelation {
+		if fi := ci.fieldByName(key); fi != nil && fi.Type == schema.FieldRelation && (!fi.Hidden || p.IsAdmin()) {
 			err = e.expandForward(r, ci, rows, fi, key, tree.children[key], p, members)
 		} else if coll, field, ok := splitVia(key); ok {
 			err = e.expandBack(r, ci, rows, coll, field, key, tree.children[key], p, members)
@@ -248,7 +248,7 @@ func (e *Engine) expandBack(r *fsm.Reader, ci *collInfo, rows [][]any, collName,
 		return nil
 	}
 	f := target.fieldByName(fieldName)
-	if f == nil || f.Type != schema.FieldRelation || f.Collection != ci.ID {
+	if f == nil || f.Type != schema.FieldRelation || f.Collection != ci.ID || (f.Hidden && !p.IsAdmin()) {
 		return nil
 	}
 	parents := make([]any, len(rows))

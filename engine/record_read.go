@@ -11,11 +11,14 @@ import (
 	"svcd/fsm"
 )
 
-// readEnv is the rule context of a read, evaluated on this replica now.
-func (e *Engine) readEnv(p Principal) *filter.Env {
+// readEnv is the context of a read on this replica now. For the view rule
+// (written by admins) hidden fields and every collection are readable; for
+// a caller's own filter only what the caller could list.
+func (e *Engine) readEnv(p Principal, forRule bool) *filter.Env {
 	return &filter.Env{
 		Now: e.now().UTC(), Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p),
-		Headers: p.Request.Headers, Query: p.Request.Query, Admin: p.IsAdmin(),
+		Headers: p.Request.Headers, Query: p.Request.Query,
+		AllowHidden: forRule || p.IsAdmin(), PublicOnly: !forRule && !p.IsAdmin(),
 	}
 }
 
@@ -23,13 +26,12 @@ func (e *Engine) readEnv(p Principal) *filter.Env {
 // view rule (for non-admins) and, when given, a filter. A malformed filter
 // is dropped; an invalid rule admits nothing (deny).
 func (e *Engine) readCond(ci *collInfo, p Principal, filterText string) (conds []string, args []any, deny bool, err error) {
-	env := e.readEnv(p)
 	set := e.schema.Load()
 	if !p.IsAdmin() {
 		if ci.ViewRule == nil {
 			return nil, nil, false, errAdminOnly
 		}
-		cond, all, none := ruleSQL(ci, ci.ViewRule, false, set, env, nil)
+		cond, all, none := ruleSQL(ci, ci.ViewRule, false, set, e.readEnv(p, true), nil)
 		switch {
 		case none:
 			return nil, nil, true, nil
@@ -39,7 +41,7 @@ func (e *Engine) readCond(ci *collInfo, p Principal, filterText string) (conds [
 	}
 	if strings.TrimSpace(filterText) != "" {
 		if ex, err := filter.Parse(filterText); err == nil {
-			if c, err := filter.CompileSQL(ex, ci.filterColl(), set, env, "_r", args...); err == nil {
+			if c, err := filter.CompileSQL(ex, ci.filterColl(), set, e.readEnv(p, false), "_r", args...); err == nil {
 				conds, args = append(conds, c.Where), c.Args
 			}
 		}

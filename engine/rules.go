@@ -32,13 +32,15 @@ type ruleEnv struct {
 	Body    map[string]any    `json:"body,omitempty"`
 }
 
-func (r *ruleEnv) filterEnv(admin bool) *filter.Env {
+// filterEnv is the environment of a rule check: rules are written by
+// admins, so they may read hidden fields and any collection.
+func (r *ruleEnv) filterEnv() *filter.Env {
 	if r == nil {
-		return &filter.Env{Admin: admin}
+		return &filter.Env{AllowHidden: true}
 	}
 	return &filter.Env{
 		Now: time.Unix(r.Now, 0).UTC(), Method: r.Method, Context: r.Context, Auth: r.Auth,
-		Headers: r.Headers, Query: r.Query, Body: r.Body, Admin: admin,
+		Headers: r.Headers, Query: r.Query, Body: r.Body, AllowHidden: true,
 	}
 }
 
@@ -91,7 +93,7 @@ func (ci *collInfo) filterColl() *filter.Collection {
 	if fc := ci.fc.Load(); fc != nil {
 		return fc
 	}
-	fc := &filter.Collection{ID: ci.ID, Name: ci.Name}
+	fc := &filter.Collection{ID: ci.ID, Name: ci.Name, Public: ci.ViewRule != nil && strings.TrimSpace(*ci.ViewRule) == ""}
 	fc.Fields = append(fc.Fields, &filter.FieldDef{Name: "id", Type: "id"})
 	if ci.hasCreated {
 		fc.Fields = append(fc.Fields, &filter.FieldDef{Name: "created", Type: "date_system"})
@@ -163,7 +165,7 @@ func ruleSQL(ci *collInfo, rule *string, admin bool, res filter.Resolver, env *f
 
 // ruleHolds checks rule against one row inside the transaction.
 func (e *Engine) ruleHolds(tx *fsm.Tx, ci *collInfo, rule *string, admin bool, env *ruleEnv, id string) (bool, error) {
-	cond, all, none := ruleSQL(ci, rule, admin, txResolver{e, tx}, env.filterEnv(admin), nil)
+	cond, all, none := ruleSQL(ci, rule, admin, txResolver{e, tx}, env.filterEnv(), nil)
 	switch {
 	case all:
 		return true, nil

@@ -105,7 +105,13 @@ type operand struct {
 	// A value inside a JSON column of the current row (no joins): the
 	// column and path, so ?= and :each can iterate its elements.
 	jsonCol, jsonPath string
+	// guest marks a guest's @request.auth value: "" in comparisons, and
+	// NULL against the null literal.
+	guest bool
 }
+
+func (o *operand) isNull() bool  { return o.konst && o.val == nil }
+func (o *operand) isEmpty() bool { return o.konst && o.val == "" }
 
 func (o *operand) rows() string {
 	s := " FROM " + o.from
@@ -130,6 +136,8 @@ func (c *compiler) compare(cmp *Compare) (string, error) {
 	if r.each {
 		return "", compileErr(":each belongs on the left operand")
 	}
+	guestVsNull(&l.val, l.guest, r.isNull())
+	guestVsNull(&r.val, r.guest, l.isNull())
 	// Constants take the kind of the other side.
 	if r.konst && !l.konst {
 		r.val = coerce(l.kind, l.ftype, r.val)
@@ -153,9 +161,9 @@ func (c *compiler) compare(cmp *Compare) (string, error) {
 		if l.each {
 			return "", compileErr(":each needs a multiple field")
 		}
-		return c.scalar(l.sqlOf(c), cmp.Op.Base, r)
+		return c.scalar(l.sqlOf(c), l, cmp.Op.Base, r)
 	}
-	cond, err := c.scalar(l.sql, cmp.Op.Base, r)
+	cond, err := c.scalar(l.sql, &operand{}, cmp.Op.Base, r)
 	if err != nil {
 		return "", err
 	}
@@ -168,7 +176,7 @@ func (c *compiler) compare(cmp *Compare) (string, error) {
 		return "(" + exists + " AND NOT " + violating + ")", nil
 	}
 	// Every element satisfies; an empty set counts as one null element.
-	nullCond, err := c.scalar("NULL", cmp.Op.Base, r)
+	nullCond, err := c.scalar("NULL", &operand{}, cmp.Op.Base, r)
 	if err != nil {
 		return "", err
 	}
@@ -231,13 +239,34 @@ func (o *operand) sqlOf(c *compiler) string {
 	return o.sql
 }
 
-// scalar compares the scalar SQL expression l with r.
-func (c *compiler) scalar(l, op string, r *operand) (string, error) {
+// guestVsNull turns a guest's auth value into NULL when it meets the null
+// literal, so `@request.auth.id = null` and `@request.auth.id != ""` both
+// say "a guest".
+func guestVsNull(v *any, guest, otherNull bool) {
+	if guest && otherNull {
+		*v = nil
+	}
+}
+
+// scalar compares the scalar SQL expression l (described by lo) with r.
+// `=` and `!=` against the null literal test NULL; otherwise NULL equals
+// "" (an empty text and a missing value read alike).
+func (c *compiler) scalar(l string, lo *operand, op string, r *operand) (string, error) {
 	switch op {
-	case "=":
-		return "(" + l + " IS " + r.sqlOf(c) + ")", nil
-	case "!=":
-		return "(" + l + " IS NOT " + r.sqlOf(c) + ")", nil
+	case "=", "!=":
+		is := " IS "
+		if op == "!=" {
+			is = " IS NOT "
+		}
+		switch {
+		case r.isNull():
+			return "(" + l + is + "NULL)", nil
+		case lo.isNull():
+			return "(" + r.sqlOf(c) + is + "NULL)", nil
+		case r.isEmpty() || lo.isEmpty() || (!lo.konst && !r.konst):
+			return "(COALESCE(" + l + ", '')" + is + "COALESCE(" + r.sqlOf(c) + ", ''))", nil
+		}
+		return "(" + l + is + r.sqlOf(c) + ")", nil
 	case ">", ">=", "<", "<=":
 		return "(" + l + " " + op + " " + r.sqlOf(c) + ")", nil
 	case "~", "!~":
@@ -276,6 +305,9 @@ func (c *compiler) operand(o Operand) (*operand, error) {
 		if coll == nil {
 			return nil, compileErr("unknown collection %q", x.Name)
 		}
+		if c.env.PublicOnly && !coll.Public {
+			return nil, compileErr("collection %q is not readable here", x.Name)
+		}
 		a := c.newAlias("c")
 		op, err := c.path(coll, a, x.Path, &operand{multi: true, from: quote(coll.Name) + " AS " + a})
 		if err != nil {
@@ -297,7 +329,7 @@ func (c *compiler) request(x *Request) (*operand, error) {
 	if x.Mods.Has("changed") {
 		return c.changed(x, v, present)
 	}
-	return modifyConst(constOf(v), present, x.Mods)
+	return modifyConst(constOf(v), present, isGuestAuth(x, c.env), x.Mods)
 }
 
 // changed compiles `@request.body.<field>:changed`: the body carries the
@@ -354,7 +386,7 @@ func (c *compiler) path(coll *Collection, a string, path []string, in *operand) 
 			}
 			continue
 		}
-		if f.Private || (f.Hidden && !c.env.Admin) {
+		if f.Private || (f.Hidden && !c.env.AllowHidden) {
 			return nil, compileErr("field %q cannot be filtered", seg)
 		}
 		col := a + "." + quote(f.Name)
@@ -374,6 +406,9 @@ func (c *compiler) path(coll *Collection, a string, path []string, in *operand) 
 			target := c.r.FilterCollection(f.Target)
 			if target == nil {
 				return nil, compileErr("relation %q has no target", seg)
+			}
+			if c.env.PublicOnly && !target.Public {
+				return nil, compileErr("relation %q leads to a collection that is not readable here", seg)
 			}
 			b := c.newAlias("r")
 			if f.Multiple {
@@ -427,6 +462,9 @@ func (c *compiler) backRelation(coll *Collection, a, targetName, fieldName strin
 	f := target.Field(fieldName)
 	if f == nil || f.Type != schema.FieldRelation || f.Target != coll.ID {
 		return nil, "", compileErr("%s.%s is not a relation to %s", targetName, fieldName, coll.Name)
+	}
+	if f.Private || (f.Hidden && !c.env.AllowHidden) || (c.env.PublicOnly && !target.Public) {
+		return nil, "", compileErr("back-relation %s_via_%s is not readable here", targetName, fieldName)
 	}
 	b := c.newAlias("v")
 	col := b + "." + quote(f.Name)

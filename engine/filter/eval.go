@@ -44,7 +44,11 @@ type mval struct {
 	elems []any
 	each  bool
 	json  *jsonNode // a value inside a JSON field, for ?= and :each
+	guest bool      // a guest's @request.auth value (see guestVsNull)
 }
+
+func (m *mval) isNull() bool  { return m.konst && m.v == nil }
+func (m *mval) isEmpty() bool { return m.konst && m.v == "" }
 
 func (ev *evaluator) expr(e Expr) (bool, error) {
 	switch x := e.(type) {
@@ -82,6 +86,8 @@ func (ev *evaluator) compare(cmp *Compare) (bool, error) {
 	if r.each {
 		return false, compileErr(":each belongs on the left operand")
 	}
+	guestVsNull(&l.v, l.guest, r.isNull())
+	guestVsNull(&r.v, r.guest, l.isNull())
 	if r.konst && !l.konst {
 		r.v = coerce(l.kind, l.ftype, r.v)
 	}
@@ -104,12 +110,12 @@ func (ev *evaluator) compare(cmp *Compare) (bool, error) {
 		if l.each {
 			return false, compileErr(":each needs a multiple field")
 		}
-		return scalarTrue(l.v, op, r), nil
+		return scalarTrue(l.v, l.isNull(), op, r), nil
 	}
 	switch {
 	case cmp.Op.Any:
 		for _, x := range l.elems {
-			if scalarTrue(x, op, r) {
+			if scalarTrue(x, false, op, r) {
 				return true, nil
 			}
 		}
@@ -117,24 +123,32 @@ func (ev *evaluator) compare(cmp *Compare) (bool, error) {
 	case l.each && len(l.elems) == 0:
 		return false, nil
 	case len(l.elems) == 0:
-		return scalarTrue(nil, op, r), nil
+		return scalarTrue(nil, false, op, r), nil
 	}
 	for _, x := range l.elems {
-		if !scalarTrue(x, op, r) {
+		if !scalarTrue(x, false, op, r) {
 			return false, nil
 		}
 	}
 	return true, nil
 }
 
-// scalarTrue is one comparison in SQL's terms where NULL counts as false.
-func scalarTrue(l any, op string, r *mval) bool {
+// scalarTrue is one comparison in SQL's terms where NULL counts as false;
+// lNull tells that l is the null literal (see compiler.scalar).
+func scalarTrue(l any, lNull bool, op string, r *mval) bool {
 	rv := r.v
 	switch op {
-	case "=":
-		return sqlIs(l, rv)
-	case "!=":
-		return !sqlIs(l, rv)
+	case "=", "!=":
+		var eq bool
+		switch {
+		case r.isNull():
+			eq = l == nil
+		case lNull:
+			eq = rv == nil
+		default:
+			eq = sqlIs(emptyIfNil(l), emptyIfNil(rv))
+		}
+		return eq == (op == "=")
 	case ">", ">=", "<", "<=":
 		c, ok := sqlCompare(l, rv)
 		if !ok {
@@ -168,6 +182,13 @@ func scalarTrue(l any, op string, r *mval) bool {
 		return havePat && !likeMatch(s, pat)
 	}
 	return false
+}
+
+func emptyIfNil(v any) any {
+	if v == nil {
+		return ""
+	}
+	return v
 }
 
 // class orders SQLite storage classes: NULL < numbers < text < blob.
@@ -356,11 +377,11 @@ func (ev *evaluator) request(x *Request) (*mval, error) {
 		changed := !sqlIs(norm(ev.rec[f.Name]), val)
 		return &mval{kind: kindNumber, v: map[bool]float64{true: 1, false: 0}[changed]}, nil
 	}
-	o, err := modifyConst(constOf(v), present, x.Mods)
+	o, err := modifyConst(constOf(v), present, isGuestAuth(x, ev.env), x.Mods)
 	if err != nil {
 		return nil, err
 	}
-	return &mval{kind: o.kind, konst: true, v: o.val}, nil
+	return &mval{kind: o.kind, konst: true, v: o.val, guest: o.guest}, nil
 }
 
 func (ev *evaluator) field(path []string) (*mval, error) {
@@ -374,7 +395,7 @@ func (ev *evaluator) field(path []string) (*mval, error) {
 		}
 		return nil, compileErr("unknown field %q", path[0])
 	}
-	if f.Private || (f.Hidden && !ev.env.Admin) {
+	if f.Private || (f.Hidden && !ev.env.AllowHidden) {
 		return nil, compileErr("field %q cannot be filtered", path[0])
 	}
 	v := norm(ev.rec[f.Name])

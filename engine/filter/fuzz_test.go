@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var fuzzSeeds = []string{
@@ -30,7 +31,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if len(src) > MaxLength {
+		if utf8.RuneCountInString(src) > MaxLength {
 			t.Fatalf("%q: longer than the limit but parsed", src)
 		}
 		if n := countOperands(e); n > MaxOperands {

@@ -3,6 +3,7 @@ package filter
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits of SPEC.md.
@@ -32,7 +33,7 @@ type parser struct {
 
 // Parse parses a filter expression.
 func Parse(src string) (Expr, error) {
-	if len(src) > MaxLength {
+	if utf8.RuneCountInString(src) > MaxLength {
 		return nil, errAt(MaxLength, "expression longer than %d characters", MaxLength)
 	}
 	toks, err := lex(src)

@@ -24,7 +24,10 @@ func requestValue(x *Request, env *Env) (any, bool, error) {
 			return nil, false, compileErr("@request.auth.%s: only the auth record's own fields can be read", strings.Join(x.Path[1:], "."))
 		}
 		if env.Auth == nil {
-			return nil, false, nil
+			// A guest's auth fields read as empty text, so both
+			// `@request.auth.id != ""` and `@request.auth.id = ""` say
+			// what they look like they say.
+			return "", false, nil
 		}
 		if len(x.Path) == 1 {
 			v, ok := env.Auth["id"]
@@ -49,19 +52,22 @@ func requestValue(x *Request, env *Env) (any, bool, error) {
 	return nil, false, compileErr("unknown @request member %q", x.Path[0])
 }
 
+// isGuestAuth reports whether x reads the auth record of a guest.
+func isGuestAuth(x *Request, env *Env) bool { return x.Path[0] == "auth" && env.Auth == nil }
+
 // modifyConst applies modifiers to a request value.
-func modifyConst(v any, present bool, mods Modifiers) (*operand, error) {
-	o := &operand{kind: kindAny, konst: true, val: v}
+func modifyConst(v any, present, guest bool, mods Modifiers) (*operand, error) {
+	o := &operand{kind: kindAny, konst: true, val: v, guest: guest}
 	for _, m := range mods {
 		switch m {
 		case "isset":
-			o.val, o.kind = present, kindNumber
+			o.val, o.kind, o.guest = present, kindNumber, false
 		case "lower":
 			if s, ok := o.val.(string); ok {
 				o.val = asciiLower(s)
 			}
 		case "length":
-			o.val, o.kind = float64(constLength(o.val)), kindNumber
+			o.val, o.kind, o.guest = float64(constLength(o.val)), kindNumber, false
 		case "each":
 			return nil, compileErr(":each does not apply to @request values")
 		default:

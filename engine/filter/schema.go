@@ -13,6 +13,8 @@ type Collection struct {
 	ID     string
 	Name   string
 	Fields []*FieldDef
+	// Public is set when the collection's view rule admits everyone.
+	Public bool
 }
 
 // FieldDef is one field of a Collection.
@@ -58,8 +60,13 @@ type Env struct {
 	// Body is the request body's fields as stored values; Present tells
 	// which keys the request carried.
 	Body map[string]any
-	// Admin lets hidden fields be filtered.
-	Admin bool
+	// AllowHidden lets hidden fields be read: admins' filters and rules
+	// (which admins write) may; other callers' filters may not.
+	AllowHidden bool
+	// PublicOnly restricts reads of other records (relations,
+	// back-relations, @collection) to collections everyone may view: a
+	// caller's filter must not reveal what the caller cannot list.
+	PublicOnly bool
 }
 
 // Kind classifies values for comparison and coercion.
