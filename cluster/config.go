@@ -14,6 +14,9 @@ type Config struct {
 	// RaftAddr is the TCP address to bind and advertise for Raft. Empty
 	// means single-node mode over an in-memory transport: nothing listens.
 	RaftAddr string
+	// ClusterKey authenticates Raft connections (a mutual handshake with a
+	// key derived from it). Required for more than one node.
+	ClusterKey string
 	// Bootstrap makes this node form a new cluster with itself as the only
 	// voter when it has no Raft state yet. Single-node mode always does.
 	Bootstrap bool

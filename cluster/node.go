@@ -104,11 +104,20 @@ func (n *Node) open() error {
 		if err != nil {
 			return fmt.Errorf("cluster: raft address: %w", err)
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 5, 10*time.Second, hl)
-		if err != nil {
-			return fmt.Errorf("cluster: raft transport: %w", err)
+		if cfg.ClusterKey != "" {
+			sl, err := newAuthStreamLayer(cfg.RaftAddr, tcpAddr, DeriveKey(cfg.ClusterKey, "raft"), cfg.Logger)
+			if err != nil {
+				return fmt.Errorf("cluster: raft transport: %w", err)
+			}
+			t := raft.NewNetworkTransportWithLogger(sl, 5, 10*time.Second, hl)
+			addr, n.trans = t.LocalAddr(), t
+		} else {
+			t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 5, 10*time.Second, hl)
+			if err != nil {
+				return fmt.Errorf("cluster: raft transport: %w", err)
+			}
+			addr, n.trans = t.LocalAddr(), t
 		}
-		addr, n.trans = t.LocalAddr(), t
 	}
 
 	cache, err := raft.NewLogCache(1024, n.logs)

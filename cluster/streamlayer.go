@@ -1,0 +1,86 @@
+package cluster
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// authStreamLayer is a raft.StreamLayer over TCP whose connections pass the
+// cluster-key handshake in both directions.
+type authStreamLayer struct {
+	ln        net.Listener
+	advertise net.Addr
+	key       []byte
+	log       *slog.Logger
+	accepted  chan net.Conn
+	done      chan struct{}
+}
+
+var _ raft.StreamLayer = (*authStreamLayer)(nil)
+
+func newAuthStreamLayer(bind string, advertise net.Addr, key []byte, log *slog.Logger) (*authStreamLayer, error) {
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, err
+	}
+	if advertise == nil {
+		advertise = ln.Addr()
+	}
+	l := &authStreamLayer{ln: ln, advertise: advertise, key: key, log: log,
+		accepted: make(chan net.Conn), done: make(chan struct{})}
+	go l.acceptLoop()
+	return l, nil
+}
+
+// acceptLoop runs each handshake in its own goroutine so one slow or
+// hostile peer cannot hold up the others.
+func (l *authStreamLayer) acceptLoop() {
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			close(l.done)
+			return
+		}
+		go func() {
+			if err := serverHandshake(c, l.key); err != nil {
+				l.log.Warn("refused a Raft connection without the cluster key", "remote", c.RemoteAddr().String(), "err", err)
+				c.Close()
+				return
+			}
+			select {
+			case l.accepted <- c:
+			case <-l.done:
+				c.Close()
+			}
+		}()
+	}
+}
+
+func (l *authStreamLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.accepted:
+		return c, nil
+	case <-l.done:
+		return nil, errors.New("cluster: raft listener closed")
+	}
+}
+
+func (l *authStreamLayer) Close() error { return l.ln.Close() }
+
+func (l *authStreamLayer) Addr() net.Addr { return l.advertise }
+
+func (l *authStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", string(addr), timeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := clientHandshake(c, l.key); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
