@@ -47,8 +47,7 @@ type mval struct {
 	guest bool      // a guest's @request.auth value (see guestVsNull)
 }
 
-func (m *mval) isNull() bool  { return m.konst && m.v == nil }
-func (m *mval) isEmpty() bool { return m.konst && m.v == "" }
+func (m *mval) isNull() bool { return m.konst && m.v == nil }
 
 func (ev *evaluator) expr(e Expr) (bool, error) {
 	switch x := e.(type) {
