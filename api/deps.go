@@ -2,6 +2,9 @@ package api
 
 import (
 	"context"
+	"time"
+
+	"svcd/cluster"
 
 	"svcd/engine"
 	"svcd/engine/schema"
@@ -43,6 +46,16 @@ type Node interface {
 	LeaderID() string
 	Ready() bool
 	CaughtUp() bool
+	WaitIndex(ctx context.Context, idx uint64) error
+	ReadIndex(ctx context.Context) (uint64, error)
+	Join(ctx context.Context, j cluster.JoinRequest) error
+	Servers() ([]cluster.Server, error)
+	AddServer(id, addr string, voter bool) error
+	RemoveServer(id string) error
+	TransferLeadership(id string) error
+	Snapshot() (index, term uint64, size int64, err error)
+	Stats() cluster.Stats
+	LastContact() time.Duration
 }
 
 // StatsFunc returns the figures of the admin metrics snapshot.

@@ -7,7 +7,9 @@ import (
 	"testing"
 )
 
+// fakeNode answers the probes; any other method panics (nil interface).
 type fakeNode struct {
+	Node
 	id, state, leader string
 	ready             bool
 }

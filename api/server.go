@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
@@ -18,19 +19,30 @@ type Options struct {
 	Stats  StatsFunc
 	// SetupKey, when set, must be sent as X-Setup-Key to /admin/setup.
 	SetupKey string
-	Logger   *slog.Logger
+	// ClusterKey authenticates joins; Secrets returns what a joining node
+	// receives (sealed under the key); Region labels this node.
+	ClusterKey string
+	Secrets    func() []byte
+	Region     string
+	// Digest hashes every table of the replica (admin cluster digest).
+	Digest func(ctx context.Context) (map[string]string, uint64, error)
+	Logger *slog.Logger
 }
 
 // Server is the HTTP front of one node.
 type Server struct {
-	eng      Engine
-	node     Node
-	stats    StatsFunc
-	setupKey string
-	log      *slog.Logger
-	started  time.Time
-	pid      int
-	router   chi.Router
+	eng        Engine
+	node       Node
+	stats      StatsFunc
+	setupKey   string
+	clusterKey string
+	secrets    func() []byte
+	region     string
+	digestFn   func(ctx context.Context) (map[string]string, uint64, error)
+	log        *slog.Logger
+	started    time.Time
+	pid        int
+	router     chi.Router
 }
 
 // maxBodyBytes bounds JSON request bodies.
@@ -43,13 +55,15 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		eng: opts.Engine, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
+		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(),
 	}
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead)
 	s.mountHealth(r)
+	r.Post("/_/join", s.join)
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(s.requireCaughtUp)
+		r.Use(s.requireCaughtUp, s.consistency)
 		// Signing in takes no credentials: a stale token sent along must
 		// not stop a client from getting a fresh one.
 		s.mountAdminAuth(r)
@@ -57,6 +71,7 @@ func New(opts Options) *Server {
 			r.Use(s.authenticate, s.requireRole)
 			s.mountCollections(r)
 			s.mountIndexes(r)
+			s.mountCluster(r)
 			s.mountSettings(r)
 			s.mountMetrics(r)
 		})
@@ -66,7 +81,7 @@ func New(opts Options) *Server {
 		})
 	})
 	r.Route("/api/collections/{collection}/records", func(r chi.Router) {
-		r.Use(s.requireCaughtUp, s.authenticate)
+		r.Use(s.requireCaughtUp, s.consistency, s.authenticate)
 		s.mountLegacyRecords(r)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

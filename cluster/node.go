@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ type Node struct {
 	logs  *raftboltdb.BoltStore
 	snaps *raft.FileSnapshotStore
 	trans raft.Transport
+	sl    *authStreamLayer // nil without a cluster key: no forwarding
 	sm    StateMachine
 	// readyIndex is the last entry found in the log at start that reaches
 	// the state machine (a command or a membership change): the node is
@@ -109,6 +111,8 @@ func (n *Node) open() error {
 			if err != nil {
 				return fmt.Errorf("cluster: raft transport: %w", err)
 			}
+			sl.rpc = n.serveRPC
+			n.sl = sl
 			t := raft.NewNetworkTransportWithLogger(sl, 5, 10*time.Second, hl)
 			addr, n.trans = t.LocalAddr(), t
 		} else {
@@ -144,16 +148,55 @@ func (n *Node) open() error {
 	return nil
 }
 
-// Apply proposes cmd and waits until it is committed and applied here. It
-// returns the state machine's result, the entry's log index and the
-// command's own error (a domain error) or a cluster error.
+// Apply proposes cmd and waits until it is committed and applied here. On
+// a follower the command is forwarded to the leader over the authenticated
+// channel, and the answer waits until this replica has applied it, so the
+// caller reads its own write on this node. It returns the state machine's
+// result, the entry's log index and the command's own error (a domain
+// error) or a cluster error.
 func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) {
 	if n.closing.Load() {
 		return nil, 0, ErrShutdown
 	}
-	if err := n.waitLeader(ctx); err != nil {
-		return nil, 0, err
+	wctx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
+	defer cancel()
+	for {
+		if n.IsLeader() {
+			return n.applyLocal(ctx, cmd)
+		}
+		if n.sl != nil && n.LeaderID() != "" {
+			reply, err := n.call(wctx, connForward, cmd.Encode())
+			if err != nil {
+				return nil, 0, err
+			}
+			if reply.NotLeader {
+				continue // this node leads now
+			}
+			if err := failureErr(reply.Failure); err != nil {
+				return nil, reply.Index, err
+			}
+			if n.cfg.Codec == nil {
+				return nil, reply.Index, errors.New("cluster: no result codec")
+			}
+			v, err := n.cfg.Codec.DecodeResult(reply.Result)
+			if werr := n.WaitIndex(ctx, reply.Index); werr != nil {
+				return nil, reply.Index, ErrIndeterminate
+			}
+			return v, reply.Index, err
+		}
+		select {
+		case <-wctx.Done():
+			if n.closing.Load() {
+				return nil, 0, ErrShutdown
+			}
+			return nil, 0, ErrNoLeader
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
+}
+
+// applyLocal proposes on this node, which must lead.
+func (n *Node) applyLocal(ctx context.Context, cmd fsm.Command) (any, uint64, error) {
 	f := n.raft.Apply(cmd.Encode(), n.cfg.LeaderWait)
 	if err := f.Error(); err != nil {
 		switch {
@@ -173,29 +216,81 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 	return res.Value, f.Index(), res.Err
 }
 
-// waitLeader waits until this node leads. Until the cluster issue adds
-// forwarding, a node that is not the leader cannot propose.
-func (n *Node) waitLeader(ctx context.Context) error {
-	if n.raft.State() == raft.Leader {
-		return nil
-	}
-	deadline := time.NewTimer(n.cfg.LeaderWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
+// WaitIndex blocks until this replica reflects every entry up to idx (the
+// state machine never sees no-op entries, so it waits for the last entry at
+// or below idx that reaches it), ctx ends or the node stops.
+func (n *Node) WaitIndex(ctx context.Context, idx uint64) error {
 	for {
+		if n.sm.AppliedIndex() >= idx {
+			return nil
+		}
+		if n.raft.AppliedIndex() >= idx {
+			target, err := lastApplicableAtOrBelow(n.logs, idx)
+			if err != nil || n.sm.AppliedIndex() >= target {
+				return nil
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-deadline.C:
+		case <-time.After(time.Millisecond):
+		}
+		if n.closing.Load() {
+			return ErrShutdown
+		}
+	}
+}
+
+// ReadIndex returns an index that a linearizable read must wait for: the
+// leader confirms with a quorum that it still leads and answers its commit
+// index.
+func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
+	wctx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
+	defer cancel()
+	for {
+		if n.IsLeader() {
+			if r := n.leaderReadIndex(); !r.NotLeader {
+				return r.Index, nil
+			}
+		} else if n.sl != nil && n.LeaderID() != "" {
+			reply, err := n.call(wctx, connIndex, []byte("{}"))
+			if err != nil {
+				return 0, err
+			}
+			if !reply.NotLeader {
+				return reply.Index, nil
+			}
+		}
+		select {
+		case <-wctx.Done():
+			return 0, ErrNoLeader
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Join adds a server through the leader (idempotent).
+func (n *Node) Join(ctx context.Context, j JoinRequest) error {
+	wctx, cancel := context.WithTimeout(ctx, 2*n.cfg.LeaderWait)
+	defer cancel()
+	for {
+		if n.IsLeader() {
+			return n.addServer(j)
+		}
+		if n.sl != nil && n.LeaderID() != "" {
+			body, _ := json.Marshal(j)
+			reply, err := n.call(wctx, connJoin, body)
+			if err != nil {
+				return err
+			}
+			if !reply.NotLeader {
+				return failureErr(reply.Failure)
+			}
+		}
+		select {
+		case <-wctx.Done():
 			return ErrNoLeader
-		case <-tick.C:
-			if n.raft.State() == raft.Leader {
-				return nil
-			}
-			if n.closing.Load() {
-				return ErrShutdown
-			}
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
@@ -317,15 +412,20 @@ func (n *Node) otherVoters() int {
 // the first index were compacted into a snapshot, which Raft restores
 // synchronously while it starts.
 func lastApplicableIndex(logs raft.LogStore) (uint64, error) {
-	first, err := logs.FirstIndex()
-	if err != nil {
-		return 0, err
-	}
 	last, err := logs.LastIndex()
 	if err != nil {
 		return 0, err
 	}
-	for idx := last; idx >= first && idx > 0; idx-- {
+	return lastApplicableAtOrBelow(logs, last)
+}
+
+// lastApplicableAtOrBelow is lastApplicableIndex limited to entries <= at.
+func lastApplicableAtOrBelow(logs raft.LogStore, at uint64) (uint64, error) {
+	first, err := logs.FirstIndex()
+	if err != nil {
+		return 0, err
+	}
+	for idx := at; idx >= first && idx > 0; idx-- {
 		var l raft.Log
 		if err := logs.GetLog(idx, &l); err != nil {
 			return 0, err

@@ -18,7 +18,18 @@ type authStreamLayer struct {
 	log       *slog.Logger
 	accepted  chan net.Conn
 	done      chan struct{}
+	// rpc serves the node's own requests (forwarded commands, joins,
+	// read indexes) that share the port with Raft.
+	rpc func(kind byte, c net.Conn)
 }
+
+// Connection kinds, the first byte after the handshake.
+const (
+	connRaft    byte = 'R'
+	connForward byte = 'F'
+	connJoin    byte = 'J'
+	connIndex   byte = 'I'
+)
 
 var _ raft.StreamLayer = (*authStreamLayer)(nil)
 
@@ -51,6 +62,21 @@ func (l *authStreamLayer) acceptLoop() {
 				c.Close()
 				return
 			}
+			var kind [1]byte
+			c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+			if _, err := c.Read(kind[:]); err != nil {
+				c.Close()
+				return
+			}
+			c.SetReadDeadline(time.Time{})
+			if kind[0] != connRaft {
+				if l.rpc == nil {
+					c.Close()
+					return
+				}
+				l.rpc(kind[0], c)
+				return
+			}
 			select {
 			case l.accepted <- c:
 			case <-l.done:
@@ -74,11 +100,20 @@ func (l *authStreamLayer) Close() error { return l.ln.Close() }
 func (l *authStreamLayer) Addr() net.Addr { return l.advertise }
 
 func (l *authStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", string(addr), timeout)
+	return l.dialKind(string(addr), connRaft, timeout)
+}
+
+// dialKind opens an authenticated connection of the given kind.
+func (l *authStreamLayer) dialKind(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}
 	if err := clientHandshake(c, l.key); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := c.Write([]byte{kind}); err != nil {
 		c.Close()
 		return nil, err
 	}

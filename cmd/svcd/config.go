@@ -16,16 +16,19 @@ import (
 
 // config is everything `svcd serve` reads from flags and the environment.
 type config struct {
-	dataDir   string
-	httpAddr  string
-	nodeID    string
-	raftAddr  string
-	bootstrap bool
-	join      string
-	gossip    string
-	logLevel  slog.Level
-	jwtSecret string
-	setupKey  string
+	dataDir    string
+	httpAddr   string
+	nodeID     string
+	raftAddr   string
+	bootstrap  bool
+	join       string
+	gossip     string
+	clusterKey string
+	region     string
+	nonVoter   bool
+	logLevel   slog.Level
+	jwtSecret  string
+	setupKey   string
 
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
@@ -50,14 +53,22 @@ func parseServeFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.bootstrap, "bootstrap", os.Getenv("SVC_BOOTSTRAP") == "1", "form a new cluster with this node as its only voter")
 	fs.StringVar(&c.join, "join", os.Getenv("SVC_JOIN"), "comma list of member URLs to join (SVC_JOIN)")
 	fs.StringVar(&c.gossip, "gossip-addr", os.Getenv("SVC_GOSSIP_ADDR"), "gossip address (SVC_GOSSIP_ADDR)")
+	fs.StringVar(&c.region, "region", os.Getenv("SVC_REGION"), "region label (SVC_REGION)")
+	fs.BoolVar(&c.nonVoter, "non-voter", os.Getenv("SVC_NON_VOTER") == "1", "join as a non-voting read replica")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
-	if c.join != "" || c.gossip != "" {
-		return nil, errors.New("serve: joining a multi-node cluster (--join, --gossip-addr) is not supported yet; run a single node, or one node with --raft-addr and --bootstrap")
+	c.clusterKey = os.Getenv("SVC_CLUSTER_KEY")
+	switch {
+	case c.raftAddr != "" && c.clusterKey == "":
+		return nil, errors.New("serve: SVC_CLUSTER_KEY is required with --raft-addr (it authenticates every node)")
+	case c.join != "" && c.raftAddr == "":
+		return nil, errors.New("serve: --join needs --raft-addr")
+	case c.join != "" && c.bootstrap:
+		return nil, errors.New("serve: --bootstrap forms a new cluster; --join joins one: give one of them")
 	}
 	if err := c.logLevel.UnmarshalText([]byte(envOr("SVC_LOG_LEVEL", "info"))); err != nil {
 		return nil, fmt.Errorf("SVC_LOG_LEVEL: %w", err)
@@ -96,7 +107,7 @@ func envUint(key string) (uint64, error) {
 
 func (c *config) stackConfig() stack.Config {
 	return stack.Config{
-		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap,
+		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap, ClusterKey: c.clusterKey,
 		JWTSecret: c.jwtSecret, SnapshotThreshold: c.snapshotThreshold,
 		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs,
 	}

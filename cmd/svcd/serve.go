@@ -31,12 +31,34 @@ func runServe(args []string) error {
 	}
 	log := newLogger(cfg.logLevel)
 	startPprof(log)
+	if cfg.gossip != "" {
+		log.Warn("--gossip-addr: gossip (memberlist) is not implemented yet; members' HTTP addresses, regions and presence arrive with it")
+	}
+	if cfg.join != "" && !hasRaftState(cfg.dataDir) {
+		if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+			return err
+		}
+		id, err := stack.NodeID(cfg.dataDir, cfg.nodeID)
+		if err != nil {
+			return err
+		}
+		if cfg.nodeID == "" {
+			cfg.nodeID = id
+		}
+		jctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err = joinCluster(jctx, cfg, id, log)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
 	st, err := stack.Open(cfg.stackConfig(), log)
 	if err != nil {
 		return err
 	}
 	srv := api.New(api.Options{
 		Engine: st.Engine, Node: st.Node, Stats: st.Stats, SetupKey: cfg.setupKey, Logger: log,
+		ClusterKey: cfg.clusterKey, Secrets: st.Secrets, Region: cfg.region, Digest: st.Digest,
 	})
 	ln, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {

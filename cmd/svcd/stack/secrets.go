@@ -73,3 +73,20 @@ func nodeID(dataDir, configured string) (string, error) {
 	id := "node-" + hex.EncodeToString(r)
 	return id, os.WriteFile(path, []byte(id+"\n"), 0o600)
 }
+
+// WriteSigningKey stores a key received from the cluster as the data
+// directory's key file (0600).
+func WriteSigningKey(dataDir string, key []byte) error {
+	if len(key) < 32 {
+		return fmt.Errorf("signing key too short")
+	}
+	path := filepath.Join(dataDir, "jwt.key")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// NodeID is the configured id, or the one kept in the data directory.
+func NodeID(dataDir, configured string) (string, error) { return nodeID(dataDir, configured) }

@@ -5,6 +5,8 @@ package stack
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,11 +25,12 @@ import (
 
 // Config is what a node needs to start.
 type Config struct {
-	DataDir   string
-	NodeID    string // generated and kept in DataDir/node-id when empty
-	RaftAddr  string // empty: single-node mode
-	Bootstrap bool
-	JWTSecret string // empty: DataDir/jwt.key, generated on first start
+	DataDir    string
+	NodeID     string // generated and kept in DataDir/node-id when empty
+	RaftAddr   string // empty: single-node mode
+	Bootstrap  bool
+	ClusterKey string
+	JWTSecret  string // empty: DataDir/jwt.key, generated on first start
 
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
@@ -46,9 +49,18 @@ type Stack struct {
 	Engine *engine.Engine
 	Node   *cluster.Node
 
-	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
+	log        *slog.Logger
+	cancel     context.CancelFunc
+	done       chan struct{}
+	signingKey []byte
+}
+
+// Secrets is what a node joining this one receives (sealed under the
+// cluster key): the token signing key, so a token issued by one node is
+// valid on every node.
+func (s *Stack) Secrets() []byte {
+	b, _ := json.Marshal(map[string]string{"jwt_key": hex.EncodeToString(s.signingKey)})
+	return b
 }
 
 // Open opens the database, registers the engine's handlers, starts Raft
@@ -95,6 +107,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		Dir:               filepath.Join(cfg.DataDir, "raft"),
 		RaftAddr:          cfg.RaftAddr,
 		Bootstrap:         cfg.Bootstrap,
+		ClusterKey:        cfg.ClusterKey,
+		Codec:             eng,
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		SnapshotInterval:  cfg.SnapshotInterval,
 		TrailingLogs:      cfg.TrailingLogs,
@@ -109,7 +123,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	}
 	eng.SetProposer(node)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Store: store, Engine: eng, Node: node, log: log, cancel: cancel, done: make(chan struct{})}
+	s := &Stack{Store: store, Engine: eng, Node: node, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key}
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
 	go func() { loop.Run(ctx); close(s.done) }()
 	return s, nil
@@ -159,4 +173,17 @@ func (s *Stack) Stats() map[string]any {
 		"raft_term":              st.Term,
 		"raft_state":             s.Node.State(),
 	}
+}
+
+// Digest hashes every table of this replica in one read transaction and
+// returns the applied index it reflects.
+func (s *Stack) Digest(ctx context.Context) (map[string]string, uint64, error) {
+	d, err := s.Store.Digest(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The meta table holds the applied index itself: leave it out so
+	// replicas at different indexes compare on data alone.
+	delete(d, "table:_svc_meta")
+	return d, s.Store.AppliedIndex(), nil
 }

@@ -1,0 +1,225 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"svcd/cluster"
+	"svcd/engine"
+)
+
+// readWait bounds how long a read waits for X-Svc-Min-Index or a strong
+// read index (CONTRACT.md: 5 s, then 503).
+const readWait = 5 * time.Second
+
+var errReadTimeout = &engine.Error{Kind: engine.KindUnavailable, Message: "This node has not caught up with the requested index yet", RetryAfter: 1}
+
+// consistency applies X-Svc-Min-Index and X-Svc-Consistency: strong to
+// reads: the node waits until its replica holds the given index, or the
+// leader's commit index confirmed with a quorum.
+func (s *Server) consistency(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var want uint64
+		if v := r.Header.Get("X-Svc-Min-Index"); v != "" {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "X-Svc-Min-Index must be a log index"))
+				return
+			}
+			want = n
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), readWait)
+		defer cancel()
+		switch strings.ToLower(r.Header.Get("X-Svc-Consistency")) {
+		case "", "local":
+		case "strong":
+			idx, err := s.node.ReadIndex(ctx)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			want = max(want, idx)
+		default:
+			s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "X-Svc-Consistency must be local or strong"))
+			return
+		}
+		if want > 0 {
+			if err := s.node.WaitIndex(ctx, want); err != nil {
+				s.writeError(w, r, errReadTimeout)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// join serves POST /_/join: a node that holds the cluster key asks to be
+// added; it receives the token signing key sealed under the cluster key.
+func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := cluster.VerifyJoin(s.clusterKey, r.Header.Get(cluster.JoinAuthHeader), time.Now(), body); err != nil {
+		s.writeError(w, r, engine.Errorf(engine.KindForbidden, "The join request is not signed with the cluster key"))
+		return
+	}
+	var j cluster.JoinRequest
+	if err := json.Unmarshal(body, &j); err != nil || j.ID == "" || j.Addr == "" {
+		s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "A join needs {id, addr, voter}"))
+		return
+	}
+	if err := s.node.Join(r.Context(), j); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var sealed []byte
+	if s.secrets != nil {
+		if sealed, err = cluster.Seal(s.clusterKey, s.secrets()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"leader_id": s.node.LeaderID(), "secrets": sealed})
+}
+
+func (s *Server) mountCluster(r chi.Router) {
+	r.Get("/admin/cluster", s.clusterState)
+	r.Post("/admin/cluster/members", s.addMember)
+	r.Delete("/admin/cluster/members/{id}", s.removeMember)
+	r.Post("/admin/cluster/leadership", s.transferLeadership)
+	r.Post("/admin/cluster/snapshot", s.takeSnapshot)
+	r.Get("/admin/cluster/digest", s.digest)
+}
+
+// digest answers a hash of every table of this replica, with the applied
+// index it reflects: equal digests at equal indexes prove replicas agree.
+func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
+	if s.digestFn == nil {
+		s.writeError(w, r, errRouteNotFound)
+		return
+	}
+	d, idx, err := s.digestFn(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]any{"applied_index": idx, "tables": d})
+}
+
+type memberView struct {
+	ID            string `json:"id"`
+	RaftAddr      string `json:"raft_addr"`
+	HTTPAddr      string `json:"http_addr"`
+	Region        string `json:"region"`
+	Suffrage      string `json:"suffrage"`
+	Status        string `json:"status"`
+	AppliedIndex  uint64 `json:"applied_index"`
+	LastContactMs int64  `json:"last_contact_ms"`
+}
+
+// clusterState describes the cluster as this node sees it. Other members'
+// HTTP address, region, applied index and liveness come with gossip
+// (memberlist); until then they read "" / "unknown" / 0.
+func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
+	servers, err := s.node.Servers()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	st := s.node.Stats()
+	members := []memberView{}
+	for _, sv := range servers {
+		m := memberView{ID: sv.ID, RaftAddr: sv.Addr, Suffrage: "nonvoter", Status: "unknown"}
+		if sv.Voter {
+			m.Suffrage = "voter"
+		}
+		if sv.ID == s.node.NodeID() {
+			m.Status, m.AppliedIndex, m.Region = "alive", st.AppliedIndex, s.region
+			m.LastContactMs = s.node.LastContact().Milliseconds()
+		}
+		members = append(members, m)
+	}
+	writeData(w, http.StatusOK, map[string]any{
+		"node_id": s.node.NodeID(), "state": s.node.State(), "leader_id": s.node.LeaderID(),
+		"term": st.Term, "commit_index": st.CommitIndex, "applied_index": st.AppliedIndex, "members": members,
+	})
+}
+
+// membershipError turns "not the leader" into a 409 naming the leader.
+func (s *Server) membershipError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, cluster.ErrNotLeaderHere) {
+		s.writeError(w, r, &engine.Error{Kind: engine.KindConflict, Message: "Membership changes are made on the leader",
+			Details: map[string]any{"leader_id": s.node.LeaderID()}})
+		return
+	}
+	s.writeError(w, r, err)
+}
+
+func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		ID       string `json:"id"`
+		RaftAddr string `json:"raft_addr"`
+		Voter    *bool  `json:"voter"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if in.ID == "" || in.RaftAddr == "" {
+		s.writeError(w, r, engine.ValidationError(map[string]string{"id": "required with raft_addr"}))
+		return
+	}
+	voter := in.Voter == nil || *in.Voter
+	if err := s.node.AddServer(in.ID, in.RaftAddr, voter); err != nil {
+		s.membershipError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, map[string]any{"id": in.ID, "raft_addr": in.RaftAddr, "voter": voter})
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) {
+	if err := s.node.RemoveServer(chi.URLParam(r, "id")); err != nil {
+		s.membershipError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		ID string `json:"id"`
+	}
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, &in); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	if err := s.node.TransferLeadership(in.ID); err != nil {
+		s.membershipError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]any{"leader_id": s.node.LeaderID()})
+}
+
+func (s *Server) takeSnapshot(w http.ResponseWriter, r *http.Request) {
+	idx, term, size, err := s.node.Snapshot()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]any{"index": idx, "term": term, "size": size})
+}

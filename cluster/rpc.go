@@ -1,0 +1,243 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"svcd/fsm"
+)
+
+// The node's own RPCs ride on the Raft port, behind the same cluster-key
+// handshake: a follower forwards commands to the leader ('F'), asks it for
+// a read index ('I'), and a node relays a join to it ('J').
+
+// ResultCodec carries a command's result and error between nodes. The
+// engine, which knows its result and error types, implements it.
+type ResultCodec interface {
+	EncodeResult(v any, err error) ([]byte, error)
+	DecodeResult(b []byte) (any, error)
+}
+
+const maxFrame = 64 << 20
+
+func writeFrame(w io.Writer, b []byte) error {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+	if _, err := w.Write(n[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+func readFrame(r io.Reader) ([]byte, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxFrame {
+		return nil, fmt.Errorf("cluster: frame of %d bytes", size)
+	}
+	b := make([]byte, size)
+	_, err := io.ReadFull(r, b)
+	return b, err
+}
+
+// rpcReply is the answer to every RPC.
+type rpcReply struct {
+	Index     uint64 `json:"index,omitempty"`
+	Result    []byte `json:"result,omitempty"` // ResultCodec form
+	NotLeader bool   `json:"not_leader,omitempty"`
+	Failure   string `json:"failure,omitempty"` // a cluster error: no_leader, indeterminate, shutdown, other text
+}
+
+// JoinRequest asks the leader to add a server.
+type JoinRequest struct {
+	ID      string `json:"id"`
+	Addr    string `json:"addr"`
+	Voter   bool   `json:"voter"`
+	Address string `json:"-"`
+}
+
+func failureOf(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrNoLeader):
+		return "no_leader"
+	case errors.Is(err, ErrIndeterminate):
+		return "indeterminate"
+	case errors.Is(err, ErrShutdown):
+		return "shutdown"
+	}
+	return err.Error()
+}
+
+func failureErr(s string) error {
+	switch s {
+	case "":
+		return nil
+	case "no_leader":
+		return ErrNoLeader
+	case "indeterminate":
+		return ErrIndeterminate
+	case "shutdown":
+		return ErrShutdown
+	}
+	return errors.New("cluster: leader: " + s)
+}
+
+// serveRPC answers one RPC on an authenticated connection.
+func (n *Node) serveRPC(kind byte, c net.Conn) {
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	req, err := readFrame(c)
+	if err != nil {
+		return
+	}
+	var reply rpcReply
+	if !n.IsLeader() {
+		reply.NotLeader = true
+	} else {
+		switch kind {
+		case connForward:
+			reply = n.leaderApply(req)
+		case connIndex:
+			reply = n.leaderReadIndex()
+		case connJoin:
+			var j JoinRequest
+			if err := json.Unmarshal(req, &j); err != nil {
+				reply.Failure = "bad join request"
+			} else {
+				reply.Failure = failureOf(n.addServer(j))
+			}
+		default:
+			reply.Failure = "unknown request"
+		}
+	}
+	b, _ := json.Marshal(reply)
+	c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	writeFrame(c, b)
+}
+
+func (n *Node) leaderApply(data []byte) rpcReply {
+	cmd, err := fsm.Decode(data)
+	if err != nil {
+		return rpcReply{Failure: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*n.cfg.LeaderWait)
+	defer cancel()
+	v, idx, err := n.applyLocal(ctx, cmd)
+	if isClusterErr(err) {
+		return rpcReply{Failure: failureOf(err), Index: idx}
+	}
+	if n.cfg.Codec == nil {
+		return rpcReply{Failure: "no result codec"}
+	}
+	b, cerr := n.cfg.Codec.EncodeResult(v, err)
+	if cerr != nil {
+		return rpcReply{Failure: cerr.Error(), Index: idx}
+	}
+	return rpcReply{Index: idx, Result: b}
+}
+
+func isClusterErr(err error) bool {
+	return errors.Is(err, ErrNoLeader) || errors.Is(err, ErrIndeterminate) || errors.Is(err, ErrShutdown)
+}
+
+// leaderReadIndex confirms leadership with a quorum and returns the commit
+// index: everything a read must see.
+func (n *Node) leaderReadIndex() rpcReply {
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		return rpcReply{NotLeader: true}
+	}
+	return rpcReply{Index: n.raft.CommitIndex()}
+}
+
+// call sends one RPC to the current leader, following leadership changes
+// until ctx ends.
+func (n *Node) call(ctx context.Context, kind byte, body []byte) (rpcReply, error) {
+	if n.sl == nil {
+		return rpcReply{}, ErrNoLeader
+	}
+	for {
+		addr, _ := n.raft.LeaderWithID()
+		if addr != "" && string(addr) != string(n.trans.LocalAddr()) {
+			reply, err := n.callAddr(ctx, string(addr), kind, body)
+			if err == nil && !reply.NotLeader {
+				return reply, nil
+			}
+			if err != nil && kind == connForward && errors.Is(err, errSent) {
+				// The leader may have applied it: never resend blindly.
+				return rpcReply{}, ErrIndeterminate
+			}
+		}
+		if n.IsLeader() {
+			return rpcReply{NotLeader: true}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return rpcReply{}, ErrNoLeader
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+var errSent = errors.New("cluster: request sent, no answer")
+
+func (n *Node) callAddr(ctx context.Context, addr string, kind byte, body []byte) (rpcReply, error) {
+	var reply rpcReply
+	c, err := n.sl.dialKind(addr, kind, 2*time.Second)
+	if err != nil {
+		return reply, err
+	}
+	defer c.Close()
+	deadline := time.Now().Add(3 * n.cfg.LeaderWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.SetDeadline(deadline)
+	if err := writeFrame(c, body); err != nil {
+		return reply, err
+	}
+	b, err := readFrame(c)
+	if err != nil {
+		return reply, fmt.Errorf("%w: %v", errSent, err)
+	}
+	return reply, json.Unmarshal(b, &reply)
+}
+
+// addServer adds (or re-adds at a new address) a voter or non-voter.
+// Joining is idempotent.
+func (n *Node) addServer(j JoinRequest) error {
+	if j.ID == "" || j.Addr == "" {
+		return errors.New("join needs an id and an address")
+	}
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return err
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == raft.ServerID(j.ID) {
+			if string(s.Address) == j.Addr && (s.Suffrage == raft.Voter) == j.Voter {
+				return nil
+			}
+			if err := n.raft.RemoveServer(s.ID, 0, 10*time.Second).Error(); err != nil {
+				return err
+			}
+		}
+	}
+	if j.Voter {
+		return n.raft.AddVoter(raft.ServerID(j.ID), raft.ServerAddress(j.Addr), 0, 10*time.Second).Error()
+	}
+	return n.raft.AddNonvoter(raft.ServerID(j.ID), raft.ServerAddress(j.Addr), 0, 10*time.Second).Error()
+}
