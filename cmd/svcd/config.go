@@ -26,6 +26,7 @@ type config struct {
 	clusterKey string
 	region     string
 	nonVoter   bool
+	reusePort  bool
 	logLevel   slog.Level
 	jwtSecret  string
 	setupKey   string
@@ -54,6 +55,7 @@ func parseServeFlags(args []string) (*config, error) {
 	fs.StringVar(&c.join, "join", os.Getenv("SVC_JOIN"), "comma list of member URLs to join (SVC_JOIN)")
 	fs.StringVar(&c.gossip, "gossip-addr", os.Getenv("SVC_GOSSIP_ADDR"), "gossip address (SVC_GOSSIP_ADDR)")
 	fs.StringVar(&c.region, "region", os.Getenv("SVC_REGION"), "region label (SVC_REGION)")
+	fs.BoolVar(&c.reusePort, "reuse-port", false, "share the HTTP port with other processes (SO_REUSEPORT; used by svcd cluster)")
 	fs.BoolVar(&c.nonVoter, "non-voter", os.Getenv("SVC_NON_VOTER") == "1", "join as a non-voting read replica")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

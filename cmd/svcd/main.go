@@ -12,6 +12,9 @@ const usage = `svcd: a complete backend in one binary, replicated with Raft.
 
 Usage:
   svcd serve [--http ADDR] [--dir DIR]      run a node (single-node dev mode by default)
+  svcd serve --node-id ID --raft-addr HOST:PORT (--bootstrap | --join URL,...)
+                                             run a cluster node (needs SVC_CLUSTER_KEY)
+  svcd cluster --nodes N [--http ADDR]       N local nodes, one Raft cluster, one shared port
   svcd admin create EMAIL PASSWORD           create an owner admin
   svcd version                               print the version
 
@@ -33,6 +36,8 @@ func main() {
 		err = runServe(os.Args[2:])
 	case "admin":
 		err = runAdmin(os.Args[2:])
+	case "cluster":
+		err = runCluster(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("svcd", version)
 	case "help", "--help", "-h":

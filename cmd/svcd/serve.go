@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -60,7 +59,7 @@ func runServe(args []string) error {
 		Engine: st.Engine, Node: st.Node, Stats: st.Stats, SetupKey: cfg.setupKey, Logger: log,
 		ClusterKey: cfg.clusterKey, Secrets: st.Secrets, Region: cfg.region, Digest: st.Digest,
 	})
-	ln, err := net.Listen("tcp", cfg.httpAddr)
+	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {
 		st.Close()
 		return fmt.Errorf("listen %s: %w", cfg.httpAddr, err)
