@@ -127,12 +127,14 @@ type memberView struct {
 	Suffrage      string `json:"suffrage"`
 	Status        string `json:"status"`
 	AppliedIndex  uint64 `json:"applied_index"`
+	Lag           uint64 `json:"lag"`
 	LastContactMs int64  `json:"last_contact_ms"`
 }
 
-// clusterState describes the cluster as this node sees it. Other members'
-// HTTP address, region, applied index and liveness come with gossip
-// (memberlist); until then they read "" / "unknown" / 0.
+// clusterState describes the cluster as this node sees it: each member
+// is asked for its status over the authenticated channel (1 s); one that
+// does not answer is "dead". lag is how far its applied index trails this
+// node's commit index.
 func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
 	servers, err := s.node.Servers()
 	if err != nil {
@@ -140,15 +142,19 @@ func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := s.node.Stats()
+	statuses := s.node.MemberStatus(r.Context(), time.Second)
 	members := []memberView{}
 	for _, sv := range servers {
-		m := memberView{ID: sv.ID, RaftAddr: sv.Addr, Suffrage: "nonvoter", Status: "unknown"}
+		m := memberView{ID: sv.ID, RaftAddr: sv.Addr, Suffrage: "nonvoter", Status: "dead"}
 		if sv.Voter {
 			m.Suffrage = "voter"
 		}
-		if sv.ID == s.node.NodeID() {
-			m.Status, m.AppliedIndex, m.Region = "alive", st.AppliedIndex, s.region
-			m.LastContactMs = s.node.LastContact().Milliseconds()
+		if ms, ok := statuses[sv.ID]; ok {
+			m.Status, m.HTTPAddr, m.Region = "alive", ms.HTTPAddr, ms.Region
+			m.AppliedIndex, m.LastContactMs = ms.AppliedIndex, ms.LastContact
+			if st.CommitIndex > ms.AppliedIndex {
+				m.Lag = st.CommitIndex - ms.AppliedIndex
+			}
 		}
 		members = append(members, m)
 	}

@@ -56,6 +56,7 @@ type Node interface {
 	Snapshot() (index, term uint64, size int64, err error)
 	Stats() cluster.Stats
 	LastContact() time.Duration
+	MemberStatus(ctx context.Context, timeout time.Duration) map[string]cluster.Status
 }
 
 // StatsFunc returns the figures of the admin metrics snapshot.

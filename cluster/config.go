@@ -27,6 +27,9 @@ type Config struct {
 	SnapshotInterval time.Duration
 	// TrailingLogs is how many entries stay in the log after a snapshot.
 	TrailingLogs uint64
+	// HTTPAddr and Region describe this node to the others (cluster view).
+	HTTPAddr string
+	Region   string
 	// Codec carries command results between nodes (required to forward).
 	Codec ResultCodec
 	// LeaderWait bounds how long Apply waits for a leader (default 5 s).

@@ -104,6 +104,12 @@ func (n *Node) serveRPC(kind byte, c net.Conn) {
 	if err != nil {
 		return
 	}
+	if kind == connStatus {
+		b, _ := json.Marshal(n.LocalStatus())
+		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		writeFrame(c, b)
+		return
+	}
 	var reply rpcReply
 	if !n.IsLeader() {
 		reply.NotLeader = true

@@ -29,6 +29,7 @@ const (
 	connForward byte = 'F'
 	connJoin    byte = 'J'
 	connIndex   byte = 'I'
+	connStatus  byte = 'S'
 )
 
 var _ raft.StreamLayer = (*authStreamLayer)(nil)

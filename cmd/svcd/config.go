@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -110,7 +111,25 @@ func envUint(key string) (uint64, error) {
 func (c *config) stackConfig() stack.Config {
 	return stack.Config{
 		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap, ClusterKey: c.clusterKey,
+		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region,
 		JWTSecret: c.jwtSecret, SnapshotThreshold: c.snapshotThreshold,
 		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs,
 	}
+}
+
+// advertisedHTTP is the HTTP address other members are told: the listen
+// address, with the Raft address's host when it listens on all interfaces.
+func advertisedHTTP(httpAddr, raftAddr string) string {
+	host, port, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return httpAddr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		if rh, _, err := net.SplitHostPort(raftAddr); err == nil && rh != "" {
+			host = rh
+		} else {
+			host = "127.0.0.1"
+		}
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -30,6 +30,8 @@ type Config struct {
 	RaftAddr   string // empty: single-node mode
 	Bootstrap  bool
 	ClusterKey string
+	HTTPAddr   string // advertised to the other members
+	Region     string
 	JWTSecret  string // empty: DataDir/jwt.key, generated on first start
 
 	SnapshotThreshold uint64
@@ -108,6 +110,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		RaftAddr:          cfg.RaftAddr,
 		Bootstrap:         cfg.Bootstrap,
 		ClusterKey:        cfg.ClusterKey,
+		HTTPAddr:          cfg.HTTPAddr,
+		Region:            cfg.Region,
 		Codec:             eng,
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		SnapshotInterval:  cfg.SnapshotInterval,

@@ -1,0 +1,69 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Status is what a member reports about itself.
+type Status struct {
+	NodeID       string `json:"node_id"`
+	HTTPAddr     string `json:"http_addr"`
+	Region       string `json:"region"`
+	State        string `json:"state"`
+	AppliedIndex uint64 `json:"applied_index"`
+	LastContact  int64  `json:"last_contact_ms"`
+}
+
+// LocalStatus describes this node.
+func (n *Node) LocalStatus() Status {
+	return Status{
+		NodeID: n.cfg.NodeID, HTTPAddr: n.cfg.HTTPAddr, Region: n.cfg.Region, State: n.State(),
+		AppliedIndex: n.sm.AppliedIndex(), LastContact: n.LastContact().Milliseconds(),
+	}
+}
+
+// MemberStatus asks every member for its status over the authenticated
+// channel, in parallel; a member that does not answer within the timeout
+// is missing from the map (dead or unreachable).
+func (n *Node) MemberStatus(ctx context.Context, timeout time.Duration) map[string]Status {
+	out := map[string]Status{n.cfg.NodeID: n.LocalStatus()}
+	servers, err := n.Servers()
+	if err != nil || n.sl == nil {
+		return out
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		if s.ID == n.cfg.NodeID {
+			continue
+		}
+		wg.Add(1)
+		go func(s Server) {
+			defer wg.Done()
+			c, err := n.sl.dialKind(s.Addr, connStatus, timeout)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(timeout))
+			if writeFrame(c, []byte("{}")) != nil {
+				return
+			}
+			b, err := readFrame(c)
+			if err != nil {
+				return
+			}
+			var st Status
+			if json.Unmarshal(b, &st) == nil {
+				mu.Lock()
+				out[s.ID] = st
+				mu.Unlock()
+			}
+		}(s)
+	}
+	wg.Wait()
+	return out
+}
