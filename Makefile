@@ -8,7 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-.PHONY: run build test test-short bench bench-e2e lint fmt fuzz clean
+.PHONY: run build test test-short bench bench-e2e bench-cluster lint fmt fuzz clean
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -63,4 +63,21 @@ bench-e2e: build
 	for i in $$(seq 50); do curl -sf 127.0.0.1:18555/_/ready >/dev/null && break; sleep 0.1; done; \
 	for c in $(BENCH_CLIENTS); do \
 		./bin/svcbench --url http://127.0.0.1:18555 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --seed-rows 10000 --fresh; \
+	done
+
+# Three-node figures for docs/benchmarks.md: a local 3-node cluster (one
+# process per node, loopback), svcbench creates sent to the leader and to a
+# follower, and gets on a follower.
+bench-cluster: build
+	@dir=$$(mktemp -d); export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM SVC_LOG_LEVEL=warn; \
+	SVC_DATA_DIR=$$dir/n1 ./$(BIN) serve --http 127.0.0.1:18601 --node-id n1 --raft-addr 127.0.0.1:18611 --bootstrap >$$dir/n1.log 2>&1 & p1=$$!; \
+	sleep 1.5; \
+	SVC_DATA_DIR=$$dir/n2 ./$(BIN) serve --http 127.0.0.1:18602 --node-id n2 --raft-addr 127.0.0.1:18612 --join http://127.0.0.1:18601 >$$dir/n2.log 2>&1 & p2=$$!; \
+	SVC_DATA_DIR=$$dir/n3 ./$(BIN) serve --http 127.0.0.1:18603 --node-id n3 --raft-addr 127.0.0.1:18613 --join http://127.0.0.1:18601 >$$dir/n3.log 2>&1 & p3=$$!; \
+	trap "kill $$p1 $$p2 $$p3 2>/dev/null; wait 2>/dev/null; rm -rf $$dir" EXIT; \
+	for i in $$(seq 100); do curl -sf 127.0.0.1:18603/_/ready >/dev/null && curl -sf 127.0.0.1:18602/_/ready >/dev/null && break; sleep 0.1; done; \
+	for c in $(BENCH_CLIENTS); do \
+		echo "== leader, $$c clients"; ./bin/svcbench --url http://127.0.0.1:18601 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --scenario create --fresh; \
+		echo "== follower, $$c clients"; ./bin/svcbench --url http://127.0.0.1:18602 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --scenario create; \
+		echo "== follower reads, $$c clients"; ./bin/svcbench --url http://127.0.0.1:18602 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --scenario get --seed-rows 10000; \
 	done
