@@ -132,9 +132,10 @@ type memberView struct {
 }
 
 // clusterState describes the cluster as this node sees it: each member
-// is asked for its status over the authenticated channel (1 s); one that
-// does not answer is "dead". lag is how far its applied index trails this
-// node's commit index.
+// is asked for its status over the authenticated channel (1 s); liveness
+// is the gossip ring's view (alive, suspect, dead) when gossip runs, else
+// alive for a member that answered and dead for one that did not. lag is
+// how far its applied index trails this node's commit index.
 func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
 	servers, err := s.node.Servers()
 	if err != nil {
@@ -143,14 +144,24 @@ func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.node.Stats()
 	statuses := s.node.MemberStatus(r.Context(), time.Second)
+	gossip := s.node.GossipStates()
 	members := []memberView{}
 	for _, sv := range servers {
 		m := memberView{ID: sv.ID, RaftAddr: sv.Addr, Suffrage: "nonvoter", Status: "dead"}
 		if sv.Voter {
 			m.Suffrage = "voter"
 		}
-		if ms, ok := statuses[sv.ID]; ok {
-			m.Status, m.HTTPAddr, m.Region = "alive", ms.HTTPAddr, ms.Region
+		ms, answered := statuses[sv.ID]
+		switch g := gossip[sv.ID]; {
+		case g == "dead" || g == "suspect":
+			m.Status = g
+		case answered:
+			m.Status = "alive"
+		case g == "alive":
+			m.Status = "suspect" // gossip has not noticed yet, but it does not answer
+		}
+		if answered {
+			m.HTTPAddr, m.Region = ms.HTTPAddr, ms.Region
 			m.AppliedIndex, m.LastContactMs = ms.AppliedIndex, ms.LastContact
 			if st.CommitIndex > ms.AppliedIndex {
 				m.Lag = st.CommitIndex - ms.AppliedIndex

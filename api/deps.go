@@ -57,6 +57,7 @@ type Node interface {
 	Stats() cluster.Stats
 	LastContact() time.Duration
 	MemberStatus(ctx context.Context, timeout time.Duration) map[string]cluster.Status
+	GossipStates() map[string]string
 }
 
 // StatsFunc returns the figures of the admin metrics snapshot.

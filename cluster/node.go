@@ -22,13 +22,14 @@ import (
 
 // Node is one member of the Raft cluster.
 type Node struct {
-	cfg   Config
-	raft  *raft.Raft
-	logs  *raftboltdb.BoltStore
-	snaps *raft.FileSnapshotStore
-	trans raft.Transport
-	sl    *authStreamLayer // nil without a cluster key: no forwarding
-	sm    StateMachine
+	cfg    Config
+	raft   *raft.Raft
+	logs   *raftboltdb.BoltStore
+	snaps  *raft.FileSnapshotStore
+	trans  raft.Transport
+	sl     *authStreamLayer // nil without a cluster key: no forwarding
+	gossip *gossip          // nil without a gossip address
+	sm     StateMachine
 	// readyIndex is the last entry found in the log at start that reaches
 	// the state machine (a command or a membership change): the node is
 	// ready once its replica has applied it.
@@ -145,6 +146,12 @@ func (n *Node) open() error {
 		return fmt.Errorf("cluster: start raft: %w", err)
 	}
 	n.raft = r
+	if cfg.GossipAddr != "" && cfg.ClusterKey != "" {
+		if err := n.startGossip(); err != nil {
+			r.Shutdown().Error()
+			return err
+		}
+	}
 	return nil
 }
 
@@ -386,6 +393,7 @@ func (n *Node) Shutdown() error {
 			n.cfg.Logger.Warn("leadership transfer before shutdown failed", "err", err)
 		}
 	}
+	n.stopGossip()
 	err := n.raft.Shutdown().Error()
 	if c, ok := n.trans.(io.Closer); ok {
 		c.Close()

@@ -15,6 +15,10 @@ type Status struct {
 	State        string `json:"state"`
 	AppliedIndex uint64 `json:"applied_index"`
 	LastContact  int64  `json:"last_contact_ms"`
+	GossipAddr   string `json:"gossip_addr,omitempty"`
+	// Gossip is this member's liveness as the gossip ring sees it
+	// (alive, suspect, dead), when gossip runs.
+	Gossip string `json:"-"`
 }
 
 // LocalStatus describes this node.
@@ -22,12 +26,36 @@ func (n *Node) LocalStatus() Status {
 	return Status{
 		NodeID: n.cfg.NodeID, HTTPAddr: n.cfg.HTTPAddr, Region: n.cfg.Region, State: n.State(),
 		AppliedIndex: n.sm.AppliedIndex(), LastContact: n.LastContact().Milliseconds(),
+		GossipAddr: n.cfg.GossipAddr,
 	}
+}
+
+// statusOf asks one member for its status.
+func (n *Node) statusOf(s Server, timeout time.Duration) (Status, bool) {
+	var st Status
+	if n.sl == nil {
+		return st, false
+	}
+	c, err := n.sl.dialKind(s.Addr, connStatus, timeout)
+	if err != nil {
+		return st, false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	if writeFrame(c, []byte("{}")) != nil {
+		return st, false
+	}
+	b, err := readFrame(c)
+	if err != nil {
+		return st, false
+	}
+	return st, json.Unmarshal(b, &st) == nil
 }
 
 // MemberStatus asks every member for its status over the authenticated
 // channel, in parallel; a member that does not answer within the timeout
-// is missing from the map (dead or unreachable).
+// is missing from the map (dead or unreachable). With gossip, each status
+// also carries the ring's view of that member.
 func (n *Node) MemberStatus(ctx context.Context, timeout time.Duration) map[string]Status {
 	out := map[string]Status{n.cfg.NodeID: n.LocalStatus()}
 	servers, err := n.Servers()
@@ -43,21 +71,7 @@ func (n *Node) MemberStatus(ctx context.Context, timeout time.Duration) map[stri
 		wg.Add(1)
 		go func(s Server) {
 			defer wg.Done()
-			c, err := n.sl.dialKind(s.Addr, connStatus, timeout)
-			if err != nil {
-				return
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(timeout))
-			if writeFrame(c, []byte("{}")) != nil {
-				return
-			}
-			b, err := readFrame(c)
-			if err != nil {
-				return
-			}
-			var st Status
-			if json.Unmarshal(b, &st) == nil {
+			if st, ok := n.statusOf(s, timeout); ok {
 				mu.Lock()
 				out[s.ID] = st
 				mu.Unlock()
@@ -65,5 +79,10 @@ func (n *Node) MemberStatus(ctx context.Context, timeout time.Duration) map[stri
 		}(s)
 	}
 	wg.Wait()
+	states := n.gossipStates()
+	for id, st := range out {
+		st.Gossip = states[id]
+		out[id] = st
+	}
 	return out
 }

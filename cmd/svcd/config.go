@@ -70,6 +70,8 @@ func parseServeFlags(args []string) (*config, error) {
 		return nil, errors.New("serve: SVC_CLUSTER_KEY is required with --raft-addr (it authenticates every node)")
 	case c.join != "" && c.raftAddr == "":
 		return nil, errors.New("serve: --join needs --raft-addr")
+	case c.gossip != "" && c.raftAddr == "":
+		return nil, errors.New("serve: --gossip-addr needs --raft-addr")
 	case c.join != "" && c.bootstrap:
 		return nil, errors.New("serve: --bootstrap forms a new cluster; --join joins one: give one of them")
 	}
@@ -111,7 +113,7 @@ func envUint(key string) (uint64, error) {
 func (c *config) stackConfig() stack.Config {
 	return stack.Config{
 		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap, ClusterKey: c.clusterKey,
-		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region,
+		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region, GossipAddr: c.gossip,
 		JWTSecret: c.jwtSecret, SnapshotThreshold: c.snapshotThreshold,
 		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs,
 	}

@@ -30,9 +30,6 @@ func runServe(args []string) error {
 	}
 	log := newLogger(cfg.logLevel)
 	startPprof(log)
-	if cfg.gossip != "" {
-		log.Warn("--gossip-addr: gossip (memberlist) is not implemented yet; members' HTTP addresses, regions and presence arrive with it")
-	}
 	if cfg.join != "" && !hasRaftState(cfg.dataDir) {
 		if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 			return err

@@ -32,6 +32,7 @@ type Config struct {
 	ClusterKey string
 	HTTPAddr   string // advertised to the other members
 	Region     string
+	GossipAddr string
 	JWTSecret  string // empty: DataDir/jwt.key, generated on first start
 
 	SnapshotThreshold uint64
@@ -112,6 +113,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		ClusterKey:        cfg.ClusterKey,
 		HTTPAddr:          cfg.HTTPAddr,
 		Region:            cfg.Region,
+		GossipAddr:        cfg.GossipAddr,
 		Codec:             eng,
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		SnapshotInterval:  cfg.SnapshotInterval,
