@@ -177,6 +177,14 @@ func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
 
 // membershipError turns "not the leader" into a 409 naming the leader.
 func (s *Server) membershipError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, cluster.ErrNoSuchMember):
+		s.writeError(w, r, engine.Errorf(engine.KindNotFound, "No voting member with this id"))
+		return
+	case errors.Is(err, cluster.ErrAlreadyLeader):
+		s.writeError(w, r, engine.ValidationError(map[string]string{"id": "this node already leads"}))
+		return
+	}
 	if errors.Is(err, cluster.ErrNotLeaderHere) {
 		s.writeError(w, r, &engine.Error{Kind: engine.KindConflict, Message: "Membership changes are made on the leader",
 			Details: map[string]any{"leader_id": s.node.LeaderID()}})

@@ -18,6 +18,9 @@ type Server struct {
 func (n *Node) Servers() ([]Server, error) {
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return nil, ErrNoLeader
+		}
 		return nil, err
 	}
 	var out []Server
@@ -27,8 +30,14 @@ func (n *Node) Servers() ([]Server, error) {
 	return out, nil
 }
 
-// ErrNotLeaderHere means a membership change must be sent to the leader.
-var ErrNotLeaderHere = errors.New("cluster: membership changes are made on the leader")
+var (
+	// ErrNotLeaderHere means a membership change must be sent to the leader.
+	ErrNotLeaderHere = errors.New("cluster: membership changes are made on the leader")
+	// ErrNoSuchMember names a server that is not in the configuration.
+	ErrNoSuchMember = errors.New("cluster: no such member")
+	// ErrAlreadyLeader is a transfer of leadership to the leader itself.
+	ErrAlreadyLeader = errors.New("cluster: this node already leads")
+)
 
 // RemoveServer takes a member out of the configuration (leader only).
 func (n *Node) RemoveServer(id string) error {
@@ -52,8 +61,18 @@ func (n *Node) TransferLeadership(id string) error {
 	if !n.IsLeader() {
 		return ErrNotLeaderHere
 	}
+	if id == n.cfg.NodeID {
+		return ErrAlreadyLeader
+	}
+	transfer := func(f raft.Future) error {
+		err := f.Error()
+		if errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return ErrNoLeader
+		}
+		return err
+	}
 	if id == "" {
-		return n.raft.LeadershipTransfer().Error()
+		return transfer(n.raft.LeadershipTransfer())
 	}
 	servers, err := n.Servers()
 	if err != nil {
@@ -61,10 +80,13 @@ func (n *Node) TransferLeadership(id string) error {
 	}
 	for _, s := range servers {
 		if s.ID == id {
-			return n.raft.LeadershipTransferToServer(raft.ServerID(id), raft.ServerAddress(s.Addr)).Error()
+			if !s.Voter {
+				return ErrNoSuchMember
+			}
+			return transfer(n.raft.LeadershipTransferToServer(raft.ServerID(id), raft.ServerAddress(s.Addr)))
 		}
 	}
-	return errors.New("cluster: no member " + id)
+	return ErrNoSuchMember
 }
 
 // LastContact is how long ago this node heard from the leader (0 on the

@@ -207,7 +207,8 @@ func (n *Node) applyLocal(ctx context.Context, cmd fsm.Command) (any, uint64, er
 	f := n.raft.Apply(cmd.Encode(), n.cfg.LeaderWait)
 	if err := f.Error(); err != nil {
 		switch {
-		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
+		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout),
+			errors.Is(err, raft.ErrLeadershipTransferInProgress):
 			return nil, 0, ErrNoLeader
 		case errors.Is(err, raft.ErrRaftShutdown):
 			return nil, 0, ErrShutdown

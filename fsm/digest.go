@@ -15,8 +15,19 @@ import (
 // a total order. Two replicas that applied the same log have equal digests;
 // tests and the cluster admin view compare them.
 func (s *Store) Digest(ctx context.Context) (map[string]string, error) {
+	out, _, err := s.DigestAt(ctx)
+	return out, err
+}
+
+// DigestAt is Digest with the applied index the hashed state reflects,
+// read in the same transaction.
+func (s *Store) DigestAt(ctx context.Context) (map[string]string, uint64, error) {
 	out := map[string]string{}
+	var applied uint64
 	err := s.ViewTx(ctx, func(r *Reader) error {
+		if err := r.QueryRow(`SELECT COALESCE((SELECT v FROM _svc_meta WHERE k = 'applied_index'), 0)`).Scan(&applied); err != nil {
+			return err
+		}
 		rows, err := r.QueryDirect(`SELECT type, name, COALESCE(sql, '') FROM sqlite_schema
 			WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`)
 		if err != nil {
@@ -48,7 +59,7 @@ func (s *Store) Digest(ctx context.Context) (map[string]string, error) {
 		out["schema"] = hex.EncodeToString(schema.Sum(nil))
 		return nil
 	})
-	return out, err
+	return out, applied, err
 }
 
 func hashTable(r *Reader, name string) (string, error) {

@@ -20,4 +20,9 @@
 // a failure with JEPSEN_SEED=<seed>. JEPSEN_SVCD_BIN=<path> tests a
 // prebuilt binary instead of building one. On failure each node's log
 // (svcd.log in its data directory) is printed.
+//
+// The cluster tests (cluster_test.go, -run Cluster) run 3- and 5-node
+// clusters. JEPSEN_FAILOVER_RUNS=10 makes the failover test kill the leader
+// 10 times instead of 3 and log the p50/max time to the first write a
+// survivor acknowledges.
 package jepsen

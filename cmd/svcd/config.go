@@ -95,6 +95,10 @@ func parseServeFlags(args []string) (*config, error) {
 	if c.dataDir, err = filepath.Abs(c.dataDir); err != nil {
 		return nil, err
 	}
+	if c.raftAddr != "" && !c.bootstrap && c.join == "" && c.jwtSecret == "" && !hasRaftState(c.dataDir) {
+		return nil, errors.New("serve: a new cluster node needs --bootstrap (to form a cluster) or --join (which also " +
+			"hands it the token signing key); to add it through the admin API instead, set the same SVC_JWT_SECRET on every node")
+	}
 	return c, nil
 }
 

@@ -5,8 +5,9 @@
 // imports nothing of svcd's own packages, so what it tests is exactly what
 // a user runs.
 //
-// A Node is one svcd process; the multi-node tests will add a Cluster of
-// Nodes (flags through Node.Args, faults per node) on top of the same type.
+// A Node is one svcd process; a Cluster (StartCluster) is N Nodes forming
+// one Raft cluster on loopback (cluster flags through Node.Args, faults per
+// node), with a shared admin token.
 package harness
 
 import (

@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,6 +35,9 @@ type Client struct {
 	Token   string // sent as Authorization: Bearer when set
 	Timeout time.Duration
 	HTTP    *http.Client
+	// Header holds extra request headers sent with every request
+	// (X-Svc-Min-Index, X-Svc-Consistency); set it through WithHeader.
+	Header http.Header
 }
 
 // NewClient returns a client for baseURL with its own connection pool, large
@@ -50,6 +57,32 @@ func (c *Client) WithToken(tok string) *Client {
 	cp := *c
 	cp.Token = tok
 	return &cp
+}
+
+// WithHeader returns a copy of c that also sends the header key: value
+// with every request (an empty value removes it).
+func (c *Client) WithHeader(key, value string) *Client {
+	cp := *c
+	cp.Header = c.Header.Clone()
+	if cp.Header == nil {
+		cp.Header = http.Header{}
+	}
+	if value == "" {
+		cp.Header.Del(key)
+	} else {
+		cp.Header.Set(key, value)
+	}
+	return &cp
+}
+
+// Strong returns a copy of c whose reads are linearizable
+// (X-Svc-Consistency: strong).
+func (c *Client) Strong() *Client { return c.WithHeader("X-Svc-Consistency", "strong") }
+
+// MinIndex returns a copy of c whose reads wait until the node has applied
+// index idx (X-Svc-Min-Index).
+func (c *Client) MinIndex(idx uint64) *Client {
+	return c.WithHeader("X-Svc-Min-Index", strconv.FormatUint(idx, 10))
 }
 
 // CloseIdle drops the pool's idle connections.
@@ -122,6 +155,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (*Respon
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range c.Header {
+		req.Header[k] = v
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -236,12 +272,83 @@ func ListAll(ctx context.Context, c *Client, collection string, extra url.Values
 	return all, nil
 }
 
-// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago.
+// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago (see
+// FreePorts).
 func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return p[0], nil
+}
+
+var ports struct {
+	mu    sync.Mutex
+	given map[int]bool
+	rng   *rand.Rand
+}
+
+// FreePorts returns n distinct TCP ports that were free on 127.0.0.1 a
+// moment ago. They are drawn below the kernel's ephemeral range, so an
+// outgoing connection cannot take one as its source port while the node
+// that owns it is down between a kill and a restart; no port is handed out
+// twice in one test process. All n are held open together while choosing,
+// so they are distinct from each other too.
+func FreePorts(n int) ([]int, error) {
+	ports.mu.Lock()
+	defer ports.mu.Unlock()
+	if ports.given == nil {
+		ports.given = map[int]bool{}
+		ports.rng = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
+	}
+	lo, hi := 10000, ephemeralLow()
+	var held []net.Listener
+	defer func() {
+		for _, ln := range held {
+			ln.Close()
+		}
+	}()
+	var out []int
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 1000 {
+			return nil, fmt.Errorf("no free port found in [%d, %d) after %d tries", lo, hi, tries)
+		}
+		var ln net.Listener
+		var err error
+		if hi-lo < 1000 {
+			ln, err = net.Listen("tcp", "127.0.0.1:0") // no room below the ephemeral range
+		} else {
+			ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(lo+ports.rng.IntN(hi-lo))))
+		}
+		if err != nil {
+			continue
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		if ports.given[p] {
+			ln.Close()
+			continue
+		}
+		held = append(held, ln)
+		ports.given[p] = true
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ephemeralLow is the bottom of the kernel's ephemeral port range (32768
+// when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n <= 10000 {
+		return 32768
+	}
+	return n
 }

@@ -38,6 +38,9 @@ type Node struct {
 	Bin string
 	// Args are extra `svcd serve` flags (cluster flags, for example).
 	Args []string
+	// Addr is the HTTP listen address, 127.0.0.1:<port>; empty means a free
+	// port picked at the first Start. It is kept across restarts.
+	Addr string
 
 	mu      sync.Mutex
 	dataDir string
@@ -104,6 +107,9 @@ func (n *Node) launch(t testing.TB) {
 	defer n.mu.Unlock()
 	if n.proc != nil && !n.proc.exited() {
 		t.Fatalf("%s: already running (pid %d)", n.name(), n.proc.cmd.Process.Pid)
+	}
+	if n.addr == "" && n.Addr != "" {
+		n.addr = n.Addr
 	}
 	if n.addr == "" {
 		port, err := FreePort()
@@ -298,6 +304,12 @@ func (n *Node) Setup(t testing.TB) string {
 	}
 	return tok
 }
+
+// LogPath is the file collecting the node's stdout and stderr.
+func (n *Node) LogPath() string { return filepath.Join(n.DataDir(), LogName) }
+
+// ReadLog returns the node's whole log, across restarts.
+func (n *Node) ReadLog() ([]byte, error) { return os.ReadFile(n.LogPath()) }
 
 // dumpLog prints the tail of the node's log into the test output.
 func (n *Node) dumpLog(t testing.TB) {

@@ -184,12 +184,12 @@ func (s *Stack) Stats() map[string]any {
 // Digest hashes every table of this replica in one read transaction and
 // returns the applied index it reflects.
 func (s *Stack) Digest(ctx context.Context) (map[string]string, uint64, error) {
-	d, err := s.Store.Digest(ctx)
+	d, applied, err := s.Store.DigestAt(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	// The meta table holds the applied index itself: leave it out so
 	// replicas at different indexes compare on data alone.
 	delete(d, "table:_svc_meta")
-	return d, s.Store.AppliedIndex(), nil
+	return d, applied, nil
 }
