@@ -7,7 +7,6 @@ import (
 	"log"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -28,7 +27,6 @@ type gossipMeta struct {
 type gossip struct {
 	ml   *memberlist.Memberlist
 	meta []byte
-	mu   sync.Mutex
 }
 
 // NodeMeta, NotifyMsg, GetBroadcasts, LocalState and MergeRemoteState

@@ -48,8 +48,14 @@ func Open(cfg Config, sm StateMachine) (*Node, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	logPath := filepath.Join(cfg.Dir, "raft.db")
+	if did, err := compactLog(logPath, compactMinSize); err != nil {
+		cfg.Logger.Warn("could not compact the Raft log file", "err", err)
+	} else if did {
+		cfg.Logger.Info("compacted the Raft log file", "path", logPath)
+	}
 	logs, err := raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(cfg.Dir, "raft.db"),
+		Path:        logPath,
 		BoltOptions: &bbolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true},
 	})
 	if err != nil {
