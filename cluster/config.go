@@ -27,6 +27,8 @@ type Config struct {
 	SnapshotInterval time.Duration
 	// TrailingLogs is how many entries stay in the log after a snapshot.
 	TrailingLogs uint64
+	// TLS, when given, wraps Raft and RPC connections in mutual TLS.
+	TLS TLSFiles
 	// GossipAddr, when set, binds memberlist there (needs ClusterKey).
 	GossipAddr string
 	// HTTPAddr and Region describe this node to the others (cluster view).

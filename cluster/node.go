@@ -119,6 +119,12 @@ func (n *Node) open() error {
 				return fmt.Errorf("cluster: raft transport: %w", err)
 			}
 			sl.rpc = n.serveRPC
+			if cfg.TLS.Enabled() {
+				if sl.tlsServer, sl.tlsClient, err = cfg.TLS.tlsConfigs(); err != nil {
+					sl.Close()
+					return err
+				}
+			}
 			n.sl = sl
 			t := raft.NewNetworkTransportWithLogger(sl, 5, 10*time.Second, hl)
 			addr, n.trans = t.LocalAddr(), t

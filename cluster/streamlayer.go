@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -21,6 +22,8 @@ type authStreamLayer struct {
 	// rpc serves the node's own requests (forwarded commands, joins,
 	// read indexes) that share the port with Raft.
 	rpc func(kind byte, c net.Conn)
+	// With TLS, connections are wrapped before the handshake.
+	tlsServer, tlsClient *tls.Config
 }
 
 // Connection kinds, the first byte after the handshake.
@@ -58,6 +61,17 @@ func (l *authStreamLayer) acceptLoop() {
 			return
 		}
 		go func() {
+			if l.tlsServer != nil {
+				tc := tls.Server(c, l.tlsServer)
+				c.SetDeadline(time.Now().Add(handshakeTimeout))
+				if err := tc.Handshake(); err != nil {
+					l.log.Warn("refused a Raft connection: TLS", "remote", c.RemoteAddr().String(), "err", err)
+					c.Close()
+					return
+				}
+				c.SetDeadline(time.Time{})
+				c = tc
+			}
 			if err := serverHandshake(c, l.key); err != nil {
 				l.log.Warn("refused a Raft connection without the cluster key", "remote", c.RemoteAddr().String(), "err", err)
 				c.Close()
@@ -109,6 +123,16 @@ func (l *authStreamLayer) dialKind(addr string, kind byte, timeout time.Duration
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
+	}
+	if l.tlsClient != nil {
+		c.SetDeadline(time.Now().Add(timeout))
+		tc, err := clientTLS(c, l.tlsClient, addr)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.SetDeadline(time.Time{})
+		c = tc
 	}
 	if err := clientHandshake(c, l.key); err != nil {
 		c.Close()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"svcd/cluster"
 	"svcd/cmd/svcd/stack"
 )
 
@@ -28,6 +29,7 @@ type config struct {
 	region     string
 	nonVoter   bool
 	reusePort  bool
+	tls        cluster.TLSFiles
 	logLevel   slog.Level
 	jwtSecret  string
 	setupKey   string
@@ -56,6 +58,9 @@ func parseServeFlags(args []string) (*config, error) {
 	fs.StringVar(&c.join, "join", os.Getenv("SVC_JOIN"), "comma list of member URLs to join (SVC_JOIN)")
 	fs.StringVar(&c.gossip, "gossip-addr", os.Getenv("SVC_GOSSIP_ADDR"), "gossip address (SVC_GOSSIP_ADDR)")
 	fs.StringVar(&c.region, "region", os.Getenv("SVC_REGION"), "region label (SVC_REGION)")
+	fs.StringVar(&c.tls.Cert, "tls-cert", os.Getenv("SVC_TLS_CERT"), "certificate for mutual TLS between nodes (SVC_TLS_CERT)")
+	fs.StringVar(&c.tls.Key, "tls-key", os.Getenv("SVC_TLS_KEY"), "its private key (SVC_TLS_KEY)")
+	fs.StringVar(&c.tls.CA, "tls-ca", os.Getenv("SVC_TLS_CA"), "CA that signs every node's certificate (SVC_TLS_CA)")
 	fs.BoolVar(&c.reusePort, "reuse-port", false, "share the HTTP port with other processes (SO_REUSEPORT; used by svcd cluster)")
 	fs.BoolVar(&c.nonVoter, "non-voter", os.Getenv("SVC_NON_VOTER") == "1", "join as a non-voting read replica")
 	if err := fs.Parse(args); err != nil {
@@ -117,7 +122,7 @@ func envUint(key string) (uint64, error) {
 func (c *config) stackConfig() stack.Config {
 	return stack.Config{
 		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap, ClusterKey: c.clusterKey,
-		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region, GossipAddr: c.gossip,
+		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region, GossipAddr: c.gossip, TLS: c.tls,
 		JWTSecret: c.jwtSecret, SnapshotThreshold: c.snapshotThreshold,
 		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs,
 	}

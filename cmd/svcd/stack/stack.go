@@ -33,6 +33,7 @@ type Config struct {
 	HTTPAddr   string // advertised to the other members
 	Region     string
 	GossipAddr string
+	TLS        cluster.TLSFiles
 	JWTSecret  string // empty: DataDir/jwt.key, generated on first start
 
 	SnapshotThreshold uint64
@@ -114,6 +115,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		HTTPAddr:          cfg.HTTPAddr,
 		Region:            cfg.Region,
 		GossipAddr:        cfg.GossipAddr,
+		TLS:               cfg.TLS,
 		Codec:             eng,
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		SnapshotInterval:  cfg.SnapshotInterval,
