@@ -29,6 +29,7 @@ type Node struct {
 	trans  raft.Transport
 	sl     *authStreamLayer // nil without a cluster key: no forwarding
 	gossip *gossip          // nil without a gossip address
+	pool   connPool         // idle forwarding connections
 	sm     StateMachine
 	// readyIndex is the last entry found in the log at start that reaches
 	// the state machine (a command or a membership change): the node is
@@ -407,6 +408,7 @@ func (n *Node) Shutdown() error {
 		}
 	}
 	n.stopGossip()
+	n.pool.closeAll()
 	err := n.raft.Shutdown().Error()
 	if c, ok := n.trans.(io.Closer); ok {
 		c.Close()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -99,11 +100,29 @@ func failureErr(s string) error {
 // serveRPC answers one RPC on an authenticated connection.
 func (n *Node) serveRPC(kind byte, c net.Conn) {
 	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	req, err := readFrame(c)
-	if err != nil {
-		return
+	for {
+		// Forwarding connections carry one request after another (the
+		// follower pools them); the others carry one.
+		c.SetReadDeadline(time.Now().Add(rpcIdle))
+		req, err := readFrame(c)
+		if err != nil {
+			return
+		}
+		n.serveOne(kind, c, req)
+		if kind != connForward {
+			return
+		}
 	}
+}
+
+// rpcIdle is how long a server keeps an idle forwarding connection; the
+// pool drops its connections sooner (poolIdle).
+const (
+	rpcIdle  = 60 * time.Second
+	poolIdle = 20 * time.Second
+)
+
+func (n *Node) serveOne(kind byte, c net.Conn, req []byte) {
 	if kind == connStatus {
 		b, _ := json.Marshal(n.LocalStatus())
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
@@ -202,24 +221,86 @@ var errSent = errors.New("cluster: request sent, no answer")
 
 func (n *Node) callAddr(ctx context.Context, addr string, kind byte, body []byte) (rpcReply, error) {
 	var reply rpcReply
-	c, err := n.sl.dialKind(addr, kind, 2*time.Second)
+	c, err := n.pool.get(addr, kind, func() (net.Conn, error) { return n.sl.dialKind(addr, kind, 2*time.Second) })
 	if err != nil {
 		return reply, err
 	}
-	defer c.Close()
 	deadline := time.Now().Add(3 * n.cfg.LeaderWait)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	c.SetDeadline(deadline)
 	if err := writeFrame(c, body); err != nil {
-		return reply, err
+		c.Close()
+		return reply, fmt.Errorf("%w: %v", errSent, err)
 	}
 	b, err := readFrame(c)
 	if err != nil {
+		c.Close()
 		return reply, fmt.Errorf("%w: %v", errSent, err)
 	}
+	c.SetDeadline(time.Time{})
+	if kind == connForward {
+		n.pool.put(addr, c)
+	} else {
+		c.Close()
+	}
 	return reply, json.Unmarshal(b, &reply)
+}
+
+// connPool keeps idle forwarding connections per leader address, so a
+// forwarded write costs one round trip instead of a TCP and cluster-key
+// handshake.
+type connPool struct {
+	mu   sync.Mutex
+	idle map[string][]pooledConn
+}
+
+type pooledConn struct {
+	net.Conn
+	since time.Time
+}
+
+func (p *connPool) get(addr string, kind byte, dial func() (net.Conn, error)) (net.Conn, error) {
+	if kind == connForward {
+		p.mu.Lock()
+		for len(p.idle[addr]) > 0 {
+			l := p.idle[addr]
+			pc := l[len(l)-1]
+			p.idle[addr] = l[:len(l)-1]
+			if time.Since(pc.since) < poolIdle {
+				p.mu.Unlock()
+				return pc.Conn, nil
+			}
+			pc.Close()
+		}
+		p.mu.Unlock()
+	}
+	return dial()
+}
+
+func (p *connPool) put(addr string, c net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idle == nil {
+		p.idle = map[string][]pooledConn{}
+	}
+	if len(p.idle[addr]) >= 64 {
+		c.Close()
+		return
+	}
+	p.idle[addr] = append(p.idle[addr], pooledConn{c, time.Now()})
+}
+
+func (p *connPool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for a, l := range p.idle {
+		for _, pc := range l {
+			pc.Close()
+		}
+		delete(p.idle, a)
+	}
 }
 
 // addServer adds (or re-adds at a new address) a voter or non-voter.
