@@ -199,9 +199,15 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 				return nil, reply.Index, errors.New("cluster: no result codec")
 			}
 			v, err := n.cfg.Codec.DecodeResult(reply.Result)
-			if werr := n.WaitIndex(ctx, reply.Index); werr != nil {
-				return nil, reply.Index, ErrIndeterminate
+			// The command is committed: wait (bounded) for this replica to
+			// apply it, so the caller reads its write here. A replica cut
+			// off from the leader still answers the committed result after
+			// the wait rather than inviting a retry that would repeat it.
+			wait, cancelWait := context.WithTimeout(ctx, 2*n.cfg.LeaderWait)
+			if werr := n.WaitIndex(wait, reply.Index); werr != nil && ctx.Err() == nil {
+				n.cfg.Logger.Warn("forwarded write committed but not yet applied here", "index", reply.Index, "err", werr)
 			}
+			cancelWait()
 			return v, reply.Index, err
 		}
 		select {
