@@ -23,31 +23,17 @@ var (
 // cursorKey resolves the sort parameter of a keyset walk: exactly one known
 // column (unknown ones are ignored as in any list), or the default order.
 func (ci *collInfo) cursorKey(sortParam string, admin bool) (*cursorKey, error) {
-	var keys []*cursorKey
-	for _, tok := range strings.Split(sortParam, ",") {
-		tok = strings.TrimSpace(tok)
-		if tok == "" {
-			continue
-		}
-		desc := strings.HasPrefix(tok, "-")
-		name := strings.TrimLeft(tok, "+-")
-		col := ci.sortColumn(name, admin)
-		if col == "" {
-			continue
-		}
-		keys = append(keys, &cursorKey{col: col, idx: ci.rowIndex(name), desc: desc, notNull: name == "created" || name == "updated"})
-	}
+	keys := ci.sortKeys(sortParam, admin)
 	switch len(keys) {
 	case 0:
-		def := ci.defaultSort
-		desc := strings.HasPrefix(def, "-")
-		name := strings.TrimLeft(def, "-")
-		return &cursorKey{col: ci.sortColumn(name, true), idx: ci.rowIndex(name), desc: desc,
-			notNull: name == "created" || name == "updated"}, nil
+		keys = ci.sortKeys(ci.defaultSort, true)
 	case 1:
-		return keys[0], nil
+	default:
+		return nil, errCursorSort
 	}
-	return nil, errCursorSort
+	k := keys[0]
+	return &cursorKey{col: k.col, idx: ci.rowIndex(k.name), desc: k.desc,
+		notNull: k.name == "created" || k.name == "updated"}, nil
 }
 
 // rowIndex is where a sortable column sits in a row of selectCols.

@@ -57,13 +57,23 @@ func (ci *collInfo) orderBy(sortParam string, admin bool) string {
 	if strings.TrimSpace(sortParam) == "" {
 		sortParam = ci.defaultSort
 	}
-	parts, lastDesc, hasID := ci.sortParts(sortParam, admin)
-	if len(parts) == 0 {
+	keys := ci.sortKeys(sortParam, admin)
+	if len(keys) == 0 {
 		// Only unknown columns: fall back to the default order.
-		parts, lastDesc, hasID = ci.sortParts(ci.defaultSort, admin)
+		keys = ci.sortKeys(ci.defaultSort, true)
+	}
+	parts := make([]string, 0, len(keys)+1)
+	hasID := false
+	for _, k := range keys {
+		dir := " ASC"
+		if k.desc {
+			dir = " DESC"
+		}
+		parts = append(parts, k.col+dir)
+		hasID = hasID || k.col == "id"
 	}
 	if !hasID {
-		if lastDesc {
+		if keys[len(keys)-1].desc {
 			parts = append(parts, "id DESC")
 		} else {
 			parts = append(parts, "id ASC")
@@ -72,24 +82,25 @@ func (ci *collInfo) orderBy(sortParam string, admin bool) string {
 	return strings.Join(parts, ", ")
 }
 
-func (ci *collInfo) sortParts(sortParam string, admin bool) (parts []string, lastDesc, hasID bool) {
+// sortKey is one resolved term of a sort parameter.
+type sortKey struct {
+	name, col string
+	desc      bool
+}
+
+// sortKeys resolves a sort parameter ("-created,title") to known columns;
+// unknown or unreadable names are dropped. Lists and keyset walks share it.
+func (ci *collInfo) sortKeys(sortParam string, admin bool) []sortKey {
+	var keys []sortKey
 	for _, tok := range strings.Split(sortParam, ",") {
 		tok = strings.TrimSpace(tok)
 		desc := strings.HasPrefix(tok, "-")
-		tok = strings.TrimLeft(tok, "+-")
-		col := ci.sortColumn(tok, admin)
-		if col == "" {
-			continue
+		name := strings.TrimLeft(tok, "+-")
+		if col := ci.sortColumn(name, admin); col != "" {
+			keys = append(keys, sortKey{name: name, col: col, desc: desc})
 		}
-		dir := " ASC"
-		if desc {
-			dir = " DESC"
-		}
-		parts = append(parts, col+dir)
-		lastDesc = desc
-		hasID = hasID || col == "id"
 	}
-	return parts, lastDesc, hasID
+	return keys
 }
 
 func (ci *collInfo) sortColumn(name string, admin bool) string {
