@@ -63,29 +63,36 @@ func authFields(p Principal) map[string]any {
 // the collection's rules mention are kept, so the log holds no more of the
 // request than it must.
 func (e *Engine) envFor(p Principal, ci *collInfo, body map[string]any, now int64) *ruleEnv {
-	text := rulesText(ci)
 	env := &ruleEnv{Now: now, Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p)}
-	if strings.Contains(text, "@request.headers") {
+	if ci.rulesUse.headers {
 		env.Headers = p.Request.Headers
 	}
-	if strings.Contains(text, "@request.query") {
+	if ci.rulesUse.query {
 		env.Query = p.Request.Query
 	}
-	if strings.Contains(text, "@request.body") {
+	if ci.rulesUse.body {
 		env.Body = body
 	}
 	return env
 }
 
-func rulesText(ci *collInfo) string {
+// rulesUse says which parts of a request a collection's rules mention.
+type rulesUse struct{ headers, query, body bool }
+
+func rulesUseOf(c *schema.Collection) rulesUse {
 	var b strings.Builder
-	for _, r := range []*string{ci.ViewRule, ci.CreateRule, ci.UpdateRule, ci.DeleteRule} {
+	for _, r := range []*string{c.ViewRule, c.CreateRule, c.UpdateRule, c.DeleteRule} {
 		if r != nil {
 			b.WriteString(*r)
 			b.WriteByte('\n')
 		}
 	}
-	return b.String()
+	text := b.String()
+	return rulesUse{
+		headers: strings.Contains(text, "@request.headers"),
+		query:   strings.Contains(text, "@request.query"),
+		body:    strings.Contains(text, "@request.body"),
+	}
 }
 
 // filterColl describes ci to the filter language.

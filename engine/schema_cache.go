@@ -23,6 +23,7 @@ type collInfo struct {
 	hasCreated  bool   // false only for views without the column
 	hasUpdated  bool
 	defaultSort string
+	rulesUse    rulesUse // computed once: rule context kept per write
 	viewCols    []string // view collections: the query's columns
 	fc          atomic.Pointer[filter.Collection]
 }
@@ -122,6 +123,7 @@ func newCollInfo(c *schema.Collection, viewCols []string) (*collInfo, error) {
 		ci.insertSQL = "INSERT INTO " + ci.table + " (" + strings.Join(ins, ", ") + ") VALUES (?" +
 			strings.Repeat(", ?", len(ins)-1) + ") RETURNING " + ci.selectCols
 	}
+	ci.rulesUse = rulesUseOf(c)
 	ci.defaultSort = "-created"
 	if !ci.hasCreated {
 		ci.defaultSort = "id"
