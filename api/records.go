@@ -33,18 +33,24 @@ func (s *Server) mountLegacyRecords(r chi.Router) {
 // read of the request. An admin whose role does not reach app data is
 // treated as anonymous there: the collection's rules decide, as for anyone
 // without credentials.
-func (s *Server) recordCaller(w http.ResponseWriter, r *http.Request) (engine.Principal, bool) {
+func recordCaller(r *http.Request) engine.Principal {
 	p := principal(r)
 	if p.IsAdmin() && p.Role < requiredRole(r.Method, recordsScope) {
 		p = engine.Principal{}
 	}
 	p.Request = requestInfo(r)
-	return p, true
+	return p
 }
 
-// credentialHeaders are never handed to rules (they would be captured in
-// the log with the command).
-var credentialHeaders = map[string]bool{"authorization": true, "cookie": true, "x_setup_key": true}
+// credentialHeader: these are never handed to rules (they would be
+// captured in the log with the command).
+func credentialHeader(key string) bool {
+	switch key {
+	case "authorization", "cookie", "x_setup_key":
+		return true
+	}
+	return false
+}
 
 // requestInfo is what @request.* may read: the method, headers (lower
 // case, '-' as '_') and the first value of each query parameter.
@@ -53,7 +59,7 @@ func requestInfo(r *http.Request) engine.RequestInfo {
 		Headers: make(map[string]string, len(r.Header)), Query: map[string]string{}}
 	for k, v := range r.Header {
 		key := strings.ReplaceAll(strings.ToLower(k), "-", "_")
-		if !credentialHeaders[key] && len(v) > 0 {
+		if !credentialHeader(key) && len(v) > 0 {
 			info.Headers[key] = v[0]
 		}
 	}
@@ -75,10 +81,7 @@ func queryInt(r *http.Request, name string, def int) int {
 }
 
 func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.recordCaller(w, r)
-	if !ok {
-		return
-	}
+	p := recordCaller(r)
 	q := r.URL.Query()
 	lq := engine.ListQuery{
 		Page:       queryInt(r, "page", 1),
@@ -125,10 +128,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.recordCaller(w, r)
-	if !ok {
-		return
-	}
+	p := recordCaller(r)
 	q := r.URL.Query()
 	rec, err := s.eng.GetRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), q.Get("fields"), q.Get("expand"))
 	if err != nil {
@@ -144,10 +144,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.recordCaller(w, r)
-	if !ok {
-		return
-	}
+	p := recordCaller(r)
 	body, err := readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -164,10 +161,7 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.recordCaller(w, r)
-	if !ok {
-		return
-	}
+	p := recordCaller(r)
 	body, err := readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -184,10 +178,7 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.recordCaller(w, r)
-	if !ok {
-		return
-	}
+	p := recordCaller(r)
 	idx, err := s.eng.DeleteRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.Header.Get("If-Match"))
 	setIndex(w, idx)
 	if err != nil {
