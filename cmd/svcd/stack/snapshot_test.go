@@ -191,24 +191,31 @@ func TestSnapshotRestoreAndReplay(t *testing.T) {
 		return
 	}
 
-	// (c) A database far behind the snapshot (older than the log's first
-	// entry): the snapshot replaces it, then the tail is replayed.
-	t.Run("old database", func(t *testing.T) {
-		installDB(t, copyFar, dbPath)
+	// restartFrom installs an older copy of the database, restarts the node
+	// and checks it converges to the final state, saying how in its log.
+	restartFrom := func(t *testing.T, copyPath, what, wantLog string) *replNode {
+		installDB(t, copyPath, dbPath)
 		var logs replLogBuf
 		node := replOpenLog(t, cfg, logs.logger())
-		defer node.close(t)
+		t.Cleanup(func() { node.close(t) })
 		t.Logf("when WaitReady returned the replica was at %d of %d", node.Store.AppliedIndex(), finalIndex)
 		node.waitApplied(t, finalIndex)
 		if d := replDiff(final, replDigest(t, node.Store)); d != "" {
-			t.Fatalf("replica restarted from the old copy differs: %s", d)
+			t.Fatalf("replica restarted from the %s copy differs: %s", what, d)
 		}
-		if !strings.Contains(logs.String(), "restoring it") {
-			t.Errorf("the node did not report restoring the snapshot; log:\n%s", logs.String())
+		if !strings.Contains(logs.String(), wantLog) {
+			t.Errorf("the node's log lacks %q; log:\n%s", wantLog, logs.String())
 		}
 		if got := countRows(t, node.Store, "things"); got != 510 {
 			t.Fatalf("things holds %d records, want 510", got)
 		}
+		return node
+	}
+
+	// (c) A database far behind the snapshot (older than the log's first
+	// entry): the snapshot replaces it, then the tail is replayed.
+	t.Run("old database", func(t *testing.T) {
+		restartFrom(t, copyFar, "old", "restoring it")
 	})
 	if t.Failed() {
 		return
@@ -217,21 +224,7 @@ func TestSnapshotRestoreAndReplay(t *testing.T) {
 	// (d) A database a few entries behind the snapshot, while the log still
 	// holds them: the node replays them itself, no restore needed.
 	t.Run("slightly old database", func(t *testing.T) {
-		installDB(t, copyNear, dbPath)
-		var logs replLogBuf
-		node := replOpenLog(t, cfg, logs.logger())
-		defer node.close(t)
-		t.Logf("when WaitReady returned the replica was at %d of %d", node.Store.AppliedIndex(), finalIndex)
-		node.waitApplied(t, finalIndex)
-		if d := replDiff(final, replDigest(t, node.Store)); d != "" {
-			t.Fatalf("replica restarted from the recent copy differs: %s", d)
-		}
-		if !strings.Contains(logs.String(), "replayed committed log entries up to the snapshot") {
-			t.Errorf("the node did not replay the log up to the snapshot itself; log:\n%s", logs.String())
-		}
-		if got := countRows(t, node.Store, "things"); got != 510 {
-			t.Fatalf("things holds %d records, want 510", got)
-		}
+		node := restartFrom(t, copyNear, "recent", "replayed committed log entries up to the snapshot")
 		if _, _, err := node.Engine.CreateRecord(ctx, admin, "things", []byte(`{"name": "last", "code": "zz"}`)); err != nil {
 			t.Fatalf("write after replay: %v", err)
 		}
