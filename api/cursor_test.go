@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestCursorWalks(t *testing.T) {
 			if d := duplicates(got); len(d) > 0 {
 				t.Errorf("duplicates: %v", d)
 			}
-			if !equalStrings(got, full) {
+			if !slices.Equal(got, full) {
 				t.Errorf("the walk differs from the list order (gaps or reordering):\n walk %v\n list %v", got, full)
 			}
 			wantSizes := []int{10, 10, 10, 10, 10, 10, 10, 10, 10, 5}
@@ -242,7 +243,7 @@ func TestCursorWithRuleAndFilter(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			full := getPage(t, s, "/api/v1/gated?perPage=500&"+c.query, nil).ids
 			got, _ := walk(t, s, "gated", c.query, 4, nil, nil)
-			if !equalStrings(got, full) {
+			if !slices.Equal(got, full) {
 				t.Errorf("walk %v\nlist %v", got, full)
 			}
 			if len(full) == 0 || len(full) == walkSize {
@@ -326,7 +327,7 @@ func TestCursorErrors(t *testing.T) {
 			Name: "an empty cursor is the first page", URL: "/api/v1/walk?perPage=10&sort=title&cursor=", ExpectedStatus: http.StatusOK,
 			ExpectedContent: []string{`"page":1`, `"perPage":10`, `"totalItems":95`},
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) {
-				if got := dataIDs(t, body); !equalStrings(got, full[:10]) {
+				if got := dataIDs(t, body); !slices.Equal(got, full[:10]) {
 					t.Errorf("first page %v, want %v", got, full[:10])
 				}
 			},
@@ -335,7 +336,7 @@ func TestCursorErrors(t *testing.T) {
 			Name: "page is ignored in cursor mode", URL: "/api/v1/walk?perPage=10&sort=title&page=4&cursor=", ExpectedStatus: http.StatusOK,
 			ExpectedContent: []string{`"page":1`},
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) {
-				if got := dataIDs(t, body); !equalStrings(got, full[:10]) {
+				if got := dataIDs(t, body); !slices.Equal(got, full[:10]) {
 					t.Errorf("first page %v, want %v", got, full[:10])
 				}
 			},
@@ -344,7 +345,7 @@ func TestCursorErrors(t *testing.T) {
 			Name: "the second page; totals still count every record", URL: "/api/v1/walk?perPage=10&sort=title&cursor=" + valid,
 			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"totalItems":95`, `"totalPages":10`, `"page":1`},
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) {
-				if got := dataIDs(t, body); !equalStrings(got, full[10:20]) {
+				if got := dataIDs(t, body); !slices.Equal(got, full[10:20]) {
 					t.Errorf("second page %v, want %v", got, full[10:20])
 				}
 			},

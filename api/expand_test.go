@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 
 	"svcd/api/apitest"
@@ -144,22 +145,10 @@ func many(t testing.TB, exp map[string]any, key string, ordered bool, ids ...str
 	for _, r := range list {
 		got = append(got, apitest.Obj(t, r)["id"].(string))
 	}
-	if ordered && !equalStrings(got, ids) || !ordered && !sameSet(got, ids) {
+	if ordered && !slices.Equal(got, ids) || !ordered && !sameSet(got, ids) {
 		t.Errorf("expand.%s = %v, want %v", key, got, ids)
 	}
 	return list
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func absent(keys ...string) func(t testing.TB, exp map[string]any) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 
 	"svcd/engine/schema"
@@ -72,7 +73,7 @@ func refreshViewQueries(tx *fsm.Tx) error {
 		if err != nil {
 			return err
 		}
-		if q == strings.TrimSuffix(strings.TrimSpace(v.ViewQuery), ";") && equalNames(cols, v.viewCols) {
+		if q == strings.TrimSuffix(strings.TrimSpace(v.ViewQuery), ";") && slices.Equal(cols, v.viewCols) {
 			continue
 		}
 		c := *v.Collection
@@ -98,18 +99,6 @@ func viewColumnNames(tx *fsm.Tx, table string) ([]string, error) {
 	}
 	defer rows.Close()
 	return append([]string(nil), rows.Columns()...), nil
-}
-
-func equalNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // refreshedViewFields keeps the fields of a view whose column survived a
