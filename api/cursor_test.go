@@ -252,7 +252,7 @@ func TestCursorWithRuleAndFilter(t *testing.T) {
 			// Every record walked passes the rule.
 			admitted := getPage(t, s, withFilter("gated", "n != null && n < 6"), s.AdminHeaders(t, nil)).ids
 			for _, id := range got {
-				if !contains(admitted, id) {
+				if !slices.Contains(admitted, id) {
 					t.Errorf("walked %s, which the view rule refuses", id)
 				}
 			}
@@ -264,15 +264,6 @@ func TestCursorWithRuleAndFilter(t *testing.T) {
 			t.Errorf("admin walk: %d records", len(got))
 		}
 	})
-}
-
-func contains(list []string, id string) bool {
-	for _, x := range list {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 func TestCursorErrors(t *testing.T) {

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -45,7 +46,7 @@ func (selectType) Normalize(f *Field, in any) (any, string) {
 			if s == "" {
 				return nil, ""
 			}
-			if !containsString(f.Values, s) {
+			if !slices.Contains(f.Values, s) {
 				return nil, fmt.Sprintf("must be one of %s", strings.Join(f.Values, ", "))
 			}
 			return s, ""
@@ -61,7 +62,7 @@ func (selectType) Normalize(f *Field, in any) (any, string) {
 	}
 	list = dedupe(list)
 	for _, s := range list {
-		if !containsString(f.Values, s) {
+		if !slices.Contains(f.Values, s) {
 			return nil, fmt.Sprintf("%q is not one of %s", s, strings.Join(f.Values, ", "))
 		}
 	}
@@ -83,14 +84,4 @@ func (selectType) AppendJSON(buf []byte, f *Field, stored any) []byte {
 		return appendStringList(buf, storedStringList(stored))
 	}
 	return appendStoredText(buf, stored)
-}
-
-// containsString reports whether list holds s exactly.
-func containsString(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
