@@ -30,14 +30,15 @@ func (s *Server) consistency(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		var want uint64
+		// Never older than a write this node has acknowledged.
+		want := s.node.AckedIndex()
 		if v := r.Header.Get("X-Svc-Min-Index"); v != "" {
 			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 			if err != nil {
 				s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "X-Svc-Min-Index must be a log index"))
 				return
 			}
-			want = n
+			want = max(want, n)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), readWait)
 		defer cancel()

@@ -48,6 +48,7 @@ type Node interface {
 	CaughtUp() bool
 	WaitIndex(ctx context.Context, idx uint64) error
 	ReadIndex(ctx context.Context) (uint64, error)
+	AckedIndex() uint64
 	Join(ctx context.Context, j cluster.JoinRequest) error
 	Servers() ([]cluster.Server, error)
 	AddServer(id, addr string, voter bool) error

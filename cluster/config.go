@@ -38,6 +38,8 @@ type Config struct {
 	Codec ResultCodec
 	// LeaderWait bounds how long Apply waits for a leader (default 5 s).
 	LeaderWait time.Duration
+	// Faults are test-only defects (see Faults); zero in production.
+	Faults Faults
 
 	Logger *slog.Logger
 }

@@ -37,6 +37,9 @@ type Node struct {
 	readyIndex uint64
 	ready      atomic.Bool
 	closing    atomic.Bool
+	// acked is the highest log index of a write this node has answered
+	// to a client: its local reads never reflect less (AckedIndex).
+	acked atomic.Uint64
 }
 
 // Open starts the Raft node over sm, recovering existing state or, in
@@ -199,10 +202,16 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 				return nil, reply.Index, errors.New("cluster: no result codec")
 			}
 			v, err := n.cfg.Codec.DecodeResult(reply.Result)
+			if n.cfg.Faults.AckBeforeApply {
+				return v, reply.Index, err
+			}
 			// The command is committed: wait (bounded) for this replica to
 			// apply it, so the caller reads its write here. A replica cut
 			// off from the leader still answers the committed result after
-			// the wait rather than inviting a retry that would repeat it.
+			// the wait rather than inviting a retry that would repeat it;
+			// the read floor then holds this node's local reads back until
+			// it has caught up.
+			n.raiseAcked(reply.Index)
 			wait, cancelWait := context.WithTimeout(ctx, 2*n.cfg.LeaderWait)
 			if werr := n.WaitIndex(wait, reply.Index); werr != nil && ctx.Err() == nil {
 				n.cfg.Logger.Warn("forwarded write committed but not yet applied here", "index", reply.Index, "err", werr)
@@ -217,6 +226,21 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 			}
 			return nil, 0, ErrNoLeader
 		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// AckedIndex is the read floor: the highest log index of a write this
+// node has answered. A local read waits until the replica has applied at
+// least this much, so no client of this node reads older than a write the
+// node acknowledged, even when the answer could not wait for the apply.
+func (n *Node) AckedIndex() uint64 { return n.acked.Load() }
+
+func (n *Node) raiseAcked(idx uint64) {
+	for {
+		cur := n.acked.Load()
+		if idx <= cur || n.acked.CompareAndSwap(cur, idx) {
+			return
 		}
 	}
 }
@@ -274,6 +298,9 @@ func (n *Node) WaitIndex(ctx context.Context, idx uint64) error {
 func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	wctx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
 	defer cancel()
+	if n.cfg.Faults.LocalReadIndex {
+		return n.sm.AppliedIndex(), nil
+	}
 	for {
 		if n.IsLeader() {
 			if r := n.leaderReadIndex(); !r.NotLeader {

@@ -101,7 +101,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams})
+	faults, clock := faultHooks(log)
+	eng, err := engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -120,6 +121,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		SnapshotInterval:  cfg.SnapshotInterval,
 		TrailingLogs:      cfg.TrailingLogs,
+		Faults:            faults,
 		Logger:            log,
 	}, store)
 	if err != nil {

@@ -1,0 +1,72 @@
+//go:build svcfaults
+
+package stack
+
+import (
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"svcd/cluster"
+)
+
+// faultHooks reads the jepsen suite's fault switches from the environment.
+// This file is compiled only with the svcfaults build tag (the jepsen
+// harness's fault binary), never into a release:
+//
+//   - SVC_FAULT_ACK_BEFORE_APPLY=1 and SVC_FAULT_LOCAL_READ_INDEX=1 turn on
+//     the defects of cluster.Faults, to show the checkers catch them;
+//   - SVC_FAULT_CLOCK_FILE names a file holding a Go duration ("-90s")
+//     added to the engine's wall clock (record timestamps, token times):
+//     clock skew of one process, changeable while it runs.
+func faultHooks(log *slog.Logger) (cluster.Faults, func() time.Time) {
+	f := cluster.Faults{
+		AckBeforeApply: os.Getenv("SVC_FAULT_ACK_BEFORE_APPLY") == "1",
+		LocalReadIndex: os.Getenv("SVC_FAULT_LOCAL_READ_INDEX") == "1",
+	}
+	if f.AckBeforeApply || f.LocalReadIndex {
+		log.Warn("FAULT BUILD: deliberate consistency defects are on", "ack_before_apply", f.AckBeforeApply, "local_read_index", f.LocalReadIndex)
+	}
+	path := os.Getenv("SVC_FAULT_CLOCK_FILE")
+	if path == "" {
+		return f, nil
+	}
+	log.Warn("FAULT BUILD: wall clock offset read from a file", "file", path)
+	c := &skewClock{path: path, log: log}
+	return f, c.now
+}
+
+// skewClock is time.Now plus the offset in a file, re-read at most every
+// 100 ms; a missing or empty file means no offset.
+type skewClock struct {
+	path string
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	offset time.Duration
+	read   time.Time
+}
+
+func (c *skewClock) now() time.Time {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.Sub(c.read) >= 100*time.Millisecond {
+		c.read = now
+		off := time.Duration(0)
+		if b, err := os.ReadFile(c.path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			d, err := time.ParseDuration(strings.TrimSpace(string(b)))
+			if err != nil {
+				c.log.Warn("clock offset file", "err", err)
+			}
+			off = d
+		}
+		if off != c.offset {
+			c.log.Warn("FAULT BUILD: wall clock offset changed", "offset", off.String())
+			c.offset = off
+		}
+	}
+	return now.Add(c.offset)
+}
