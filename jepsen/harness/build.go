@@ -18,19 +18,28 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 )
 
 // BinEnv names an environment variable that, when set, points at a
 // prebuilt svcd binary to use instead of building one.
 const BinEnv = "JEPSEN_SVCD_BIN"
 
-var build struct {
+// FaultTag is the build tag of the fault binary (BuildFaultBinary): svcd
+// plus the deliberate-defect and clock-skew switches of
+// cmd/svcd/stack/faults_on.go, inert unless their SVC_FAULT_* variables
+// are set.
+const FaultTag = "svcfaults"
+
+type built struct {
 	once sync.Once
 	dir  string // temp dir holding the built binary (removed by RemoveBinary)
 	path string
-	dur  time.Duration
 	err  error
+}
+
+var builds struct {
+	mu    sync.Mutex
+	byTag map[string]*built
 }
 
 // BuildBinary returns the path of an svcd binary built from this checkout
@@ -38,30 +47,53 @@ var build struct {
 // builds at most once per test process; later calls reuse the result.
 func BuildBinary(t testing.TB) string {
 	t.Helper()
-	build.once.Do(func() {
-		if p := os.Getenv(BinEnv); p != "" {
-			build.path, build.err = filepath.Abs(p)
+	return buildOnce(t, "", os.Getenv(BinEnv))
+}
+
+// BuildFaultBinary is BuildBinary with the FaultTag build tag.
+func BuildFaultBinary(t testing.TB) string {
+	t.Helper()
+	return buildOnce(t, FaultTag, "")
+}
+
+func buildOnce(t testing.TB, tag, prebuilt string) string {
+	t.Helper()
+	builds.mu.Lock()
+	if builds.byTag == nil {
+		builds.byTag = map[string]*built{}
+	}
+	b := builds.byTag[tag]
+	if b == nil {
+		b = &built{}
+		builds.byTag[tag] = b
+	}
+	builds.mu.Unlock()
+	b.once.Do(func() {
+		if prebuilt != "" {
+			b.path, b.err = filepath.Abs(prebuilt)
 			return
 		}
-		start := time.Now()
-		build.dir, build.path, build.err = buildSvcd()
-		build.dur = time.Since(start)
+		b.dir, b.path, b.err = buildSvcd(tag)
 	})
-	if build.err != nil {
-		t.Fatalf("build svcd: %v", build.err)
+	if b.err != nil {
+		t.Fatalf("build svcd: %v", b.err)
 	}
-	return build.path
+	return b.path
 }
 
-// RemoveBinary deletes the directory BuildBinary built into. Call it from
+// RemoveBinary deletes the directories the builds went into. Call it from
 // TestMain after m.Run; it is a no-op when nothing was built.
 func RemoveBinary() {
-	if build.dir != "" {
-		os.RemoveAll(build.dir)
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	for _, b := range builds.byTag {
+		if b.dir != "" {
+			os.RemoveAll(b.dir)
+		}
 	}
 }
 
-func buildSvcd() (dir, bin string, err error) {
+func buildSvcd(tag string) (dir, bin string, err error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", "", err
@@ -76,7 +108,11 @@ func buildSvcd() (dir, bin string, err error) {
 		os.RemoveAll(dir)
 		return "", "", fmt.Errorf("go command not found: %w", err)
 	}
-	cmd := exec.Command(gobin, "build", "-tags", "sqlite_fts5", "-o", bin, "svcd/cmd/svcd")
+	tags := "sqlite_fts5"
+	if tag != "" {
+		tags += "," + tag
+	}
+	cmd := exec.Command(gobin, "build", "-tags", tags, "-o", bin, "svcd/cmd/svcd")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)

@@ -37,6 +37,9 @@ type ClusterOptions struct {
 	// NoGossip starts the nodes without --gossip-addr (no memberlist ring;
 	// liveness then comes from the status RPC alone).
 	NoGossip bool
+	// Netns runs every node in its own network namespace (Network), so
+	// tests can cut, slow and lose traffic between nodes. Needs root.
+	Netns bool
 }
 
 // Cluster is N svcd processes forming one Raft cluster on loopback: n1
@@ -51,6 +54,7 @@ type Cluster struct {
 
 	opts ClusterOptions
 	dir  string
+	net  *Network // nil without Netns
 
 	mu      sync.Mutex
 	nodes   []*Node
@@ -78,6 +82,14 @@ func StartCluster(t testing.TB, n int, opts ClusterOptions) *Cluster {
 	}
 	if c.opts.Bin == "" {
 		c.opts.Bin = BuildBinary(t)
+	}
+	if opts.Netns {
+		nw, err := NewNetwork()
+		if err != nil {
+			t.Fatalf("cluster: %v", err)
+		}
+		c.net = nw
+		t.Cleanup(func() { nw.Close() })
 	}
 	start := time.Now()
 	first := c.newNode(t, "n1", "--bootstrap")
@@ -121,6 +133,9 @@ func StartCluster(t testing.TB, n int, opts ClusterOptions) *Cluster {
 // flags plus extra.
 func (c *Cluster) newNode(t testing.TB, id string, extra ...string) *Node {
 	t.Helper()
+	if c.net != nil {
+		return c.newNetNode(t, id, extra...)
+	}
 	p, err := FreePorts(3)
 	if err != nil {
 		t.Fatalf("cluster: %v", err)
@@ -141,6 +156,35 @@ func (c *Cluster) newNode(t testing.TB, id string, extra ...string) *Node {
 	c.mu.Unlock()
 	return nd
 }
+
+// newNetNode prepares node id in its own namespace, on the fixed ports of
+// its own address.
+func (c *Cluster) newNetNode(t testing.TB, id string, extra ...string) *Node {
+	t.Helper()
+	ip, ns, err := c.net.Add(id)
+	if err != nil {
+		t.Fatalf("cluster: %v", err)
+	}
+	raftAddr := net.JoinHostPort(ip, strconv.Itoa(NetRaftPort))
+	args := []string{"--node-id", id, "--raft-addr", raftAddr}
+	if !c.opts.NoGossip {
+		args = append(args, "--gossip-addr", net.JoinHostPort(ip, strconv.Itoa(NetGossipPort)))
+	}
+	nd := &Node{
+		Name:  id,
+		Bin:   c.opts.Bin,
+		Addr:  net.JoinHostPort(ip, strconv.Itoa(NetHTTPPort)),
+		Args:  append(args, extra...),
+		Netns: ns,
+	}
+	c.mu.Lock()
+	c.raft[id] = raftAddr
+	c.mu.Unlock()
+	return nd
+}
+
+// Network is the cluster's namespaced network (nil without Netns).
+func (c *Cluster) Network() *Network { return c.net }
 
 // launch starts nd as a member of c (same key and environment).
 func (c *Cluster) launch(t testing.TB, nd *Node) {

@@ -41,6 +41,9 @@ type Node struct {
 	// Addr is the HTTP listen address, 127.0.0.1:<port>; empty means a free
 	// port picked at the first Start. It is kept across restarts.
 	Addr string
+	// Netns, when set, runs the process in that network namespace (`ip
+	// netns exec`); Addr is then an address of the namespace.
+	Netns string
 
 	mu      sync.Mutex
 	dataDir string
@@ -129,6 +132,10 @@ func (n *Node) launch(t testing.TB) {
 	args := append([]string{"serve", "--http", n.addr}, n.Args...)
 	fmt.Fprintf(logf, "\n=== harness: start #%d at %s: svcd %s\n", n.starts, time.Now().Format(time.RFC3339Nano), strings.Join(args, " "))
 	cmd := exec.Command(n.Bin, args...)
+	if n.Netns != "" {
+		// ip execs the binary after entering the namespace: same pid.
+		cmd = exec.Command("ip", append([]string{"netns", "exec", n.Netns, n.Bin}, args...)...)
+	}
 	cmd.Env = append(cleanEnv(), "SVC_DATA_DIR="+n.dataDir)
 	cmd.Env = append(cmd.Env, n.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -218,6 +225,24 @@ func (n *Node) Stop() error {
 	}
 }
 
+// Pause stops the process with SIGSTOP (it keeps its sockets, as a
+// process stalled by a long GC pause or a frozen VM does).
+func (n *Node) Pause() error { return n.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process with SIGCONT.
+func (n *Node) Resume() error { return n.signal(syscall.SIGCONT) }
+
+func (n *Node) signal(sig syscall.Signal) error {
+	p := n.current()
+	if p == nil || p.exited() {
+		return fmt.Errorf("%s: not running", n.name())
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("%s: %v: %w", n.name(), sig, err)
+	}
+	return nil
+}
+
 // Running reports whether the process is alive.
 func (n *Node) Running() bool {
 	p := n.current()
@@ -243,7 +268,7 @@ func (n *Node) PID() int {
 	return p.cmd.Process.Pid
 }
 
-// URL is the node's base URL, http://127.0.0.1:<port>.
+// URL is the node's base URL, http://<Addr>.
 func (n *Node) URL() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
