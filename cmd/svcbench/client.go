@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -73,6 +72,11 @@ func newAPIClient(base string, hc *http.Client, setupKey string) *apiClient {
 // call sends a JSON request and, on a 2xx answer, decodes the whole body
 // into out (when non-nil). Non-2xx answers become *apiError.
 func (c *apiClient) call(ctx context.Context, method, path string, body any, admin bool, out any) error {
+	return c.callAt(ctx, c.base, method, path, body, admin, out)
+}
+
+// callAt is call against the node at base.
+func (c *apiClient) callAt(ctx context.Context, base, method, path string, body any, admin bool, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -81,7 +85,7 @@ func (c *apiClient) call(ctx context.Context, method, path string, body any, adm
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return err
 	}
@@ -259,7 +263,7 @@ func idString(raw json.RawMessage) string {
 
 // createRecord inserts one record and returns its id.
 func (c *apiClient) createRecord(ctx context.Context, name string, body []byte) (string, error) {
-	req, err := c.createRequest(ctx, name, body)
+	req, err := createRequest(ctx, c.base, name, body)
 	if err != nil {
 		return "", err
 	}
@@ -286,41 +290,29 @@ func (c *apiClient) createRecord(ctx context.Context, name string, body []byte) 
 	return idString(out.Data.ID), nil
 }
 
-// recordBody appends the JSON body of the seq-th record of a worker to buf.
-func recordBody(buf []byte, worker, seq int) []byte {
-	buf = append(buf, `{"title":"bench `...)
-	buf = strconv.AppendInt(buf, int64(worker), 10)
-	buf = append(buf, '-')
-	buf = strconv.AppendInt(buf, int64(seq), 10)
-	buf = append(buf, `","n":`...)
-	buf = strconv.AppendInt(buf, int64(seq), 10)
-	buf = append(buf, `,"done":`...)
-	buf = strconv.AppendBool(buf, seq%2 == 1)
-	return append(buf, '}')
-}
-
-// createRequest builds POST /api/v1/:collection.
-func (c *apiClient) createRequest(ctx context.Context, name string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+collPath(name), bytes.NewReader(body))
+// etag returns the current ETag of a record (GET /api/v1/:collection/:id).
+func (c *apiClient) etag(ctx context.Context, name, id string) (string, error) {
+	req, err := getRequest(ctx, c.base, name, id)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	return req, nil
-}
-
-// getRequest builds GET /api/v1/:collection/:id.
-func (c *apiClient) getRequest(ctx context.Context, name, id string) (*http.Request, error) {
-	return http.NewRequestWithContext(ctx, http.MethodGet, c.base+collPath(name)+"/"+url.PathEscape(id), nil)
-}
-
-// listURL is the fixed URL of the list scenario.
-func (c *apiClient) listURL(name string, skipTotal bool) string {
-	u := c.base + collPath(name) + "?perPage=30"
-	if skipTotal {
-		u += "&skipTotal=1"
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return "", err
 	}
-	return u
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", &apiError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode, Msg: errorMessage(raw)}
+	}
+	tag := resp.Header.Get("ETag")
+	if tag == "" {
+		return "", fmt.Errorf("GET %s: no ETag in the answer", req.URL.Path)
+	}
+	return tag, nil
 }
 
 // serverMetrics mirrors GET /api/v1/_/metrics; every figure is optional.
@@ -333,14 +325,24 @@ type serverMetrics struct {
 	BatchCmdsP99 *float64 `json:"fsm_batch_commands_p99"`
 }
 
-// metrics fetches the server's metrics; nil when the endpoint is missing or
-// fails (older servers), so callers just omit the server-side figures.
-func (c *apiClient) metrics(ctx context.Context) *serverMetrics {
+// metrics fetches the metrics of the node at base; nil when the endpoint is
+// missing or fails (older servers), so callers just omit the server-side
+// figures. The admin token is valid on every node of a cluster.
+func (c *apiClient) metrics(ctx context.Context, base string) *serverMetrics {
 	var out struct {
 		Data serverMetrics `json:"data"`
 	}
-	if err := c.call(ctx, http.MethodGet, "/api/v1/_/metrics", nil, true, &out); err != nil {
+	if err := c.callAt(ctx, base, http.MethodGet, "/api/v1/_/metrics", nil, true, &out); err != nil {
 		return nil
 	}
 	return &out.Data
+}
+
+// nodeMetrics fetches the metrics of every node in bases.
+func (c *apiClient) nodeMetrics(ctx context.Context, bases []string) []*serverMetrics {
+	out := make([]*serverMetrics, len(bases))
+	for i, b := range bases {
+		out[i] = c.metrics(ctx, b)
+	}
+	return out
 }

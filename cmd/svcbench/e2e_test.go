@@ -541,7 +541,16 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || c.scenario != scMixed || c.clients != 64 || c.duration != time.Minute || !c.fresh || !c.json || !c.skipTotal {
 		t.Errorf("parsed %+v, %v", c, err)
 	}
-	for _, bad := range [][]string{{"--scenario", "nope"}, {"--clients", "0"}, {"--duration", "0s"}, {"extra"}} {
+	c, err = parseFlags([]string{"--urls", "http://a:1, http://b:2/", "--spread", "--scenario", "filter,cas,all"}, &bytes.Buffer{})
+	if err != nil || !c.spread || len(c.nodeURLs()) != 2 ||
+		strings.Join(scenarios(c.scenario), ",") != "filter,cas,create,get,list" {
+		t.Errorf("parsed %+v (scenarios %v), %v", c, scenarios(c.scenario), err)
+	}
+	if c, _ := parseFlags([]string{"--url", "http://x:3"}, &bytes.Buffer{}); strings.Join(c.nodeURLs(), ",") != "http://x:3" {
+		t.Errorf("--url alone: nodes %v", c.nodeURLs())
+	}
+	for _, bad := range [][]string{{"--scenario", "nope"}, {"--scenario", "get,"}, {"--clients", "0"}, {"--duration", "0s"}, {"extra"},
+		{"--url", "http://a:1", "--urls", "http://b:2"}, {"--urls", "http://a:1,"}, {"--url", "localhost:8090"}} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseFlags(%v) accepted", bad)
 		}

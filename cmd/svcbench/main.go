@@ -3,32 +3,52 @@
 //
 // It authenticates as admin (POST /api/v1/admin/setup, falling back to
 // /api/v1/admin/auth/login when an admin exists; X-Setup-Key is sent from
-// $SVC_SETUP_KEY when set), makes sure the benchmark collection exists, then
-// runs each scenario with a pool of concurrent clients sharing one
-// keep-alive http.Client:
+// $SVC_SETUP_KEY when set), makes sure the benchmark collection exists
+// (fields title, n, done; every rule open), then runs each scenario with a
+// pool of concurrent clients sharing one keep-alive http.Client:
 //
-//	create  POST /api/v1/:collection
-//	get     GET  /api/v1/:collection/:id (random ids of existing records)
-//	list    GET  /api/v1/:collection?perPage=30[&skipTotal=1]
+//	create  POST  /api/v1/:collection
+//	get     GET   /api/v1/:collection/:id (random ids of existing records)
+//	list    GET   /api/v1/:collection?perPage=30[&skipTotal=1]
+//	filter  GET   /api/v1/:collection?perPage=30&filter=n >= S/2 && done = true
+//	        (S is --seed-rows: seeded records have n = 0..S-1 and done for
+//	        odd n, so a quarter of them match)
+//	update  PATCH /api/v1/:collection/:id (random ids, a new title)
+//	cas     PATCH /api/v1/:collection/:id with If-Match: each client owns up
+//	        to 100 records, updates them in turn and keeps the ETag of each
+//	        answer; their current ETags are fetched before the run
 //	mixed   20% create, 60% get, 20% list
 //	all     create, then get, then list (the default)
 //
-// Before get, list and mixed the collection is topped up to --seed-rows
+// --scenario also takes a comma-separated list (filter,update,cas). Before
+// every scenario but create the collection is topped up to --seed-rows
 // records. Every scenario runs a --warmup phase that is not measured, then
 // a --duration phase in which every latency is recorded. Non-2xx answers
-// count as errors and the first few are printed to stderr. One line per
-// scenario goes to stdout:
+// count as errors and the first few are printed to stderr, except 412
+// (If-Match failed), which is counted apart and printed as 412s=N.
+//
+// Nodes: --url names one node (a single server, or any one node of a
+// cluster). --urls takes a comma-separated list of nodes: without --spread
+// client i keeps to node i mod n; with --spread every client sends its
+// requests to the nodes in turn. Authentication, seeding and ETag fetches go
+// to the first node (put the leader first); the server figures are summed
+// over all the listed nodes.
+//
+// One line per scenario goes to stdout:
 //
 //	create  clients=16  dur=10.0s  reqs=93012  rps=9301  p50=1.52ms p95=3.1ms p99=4.9ms max=22ms  errors=0  cpu/req=96µs  cmds/txn=12.4 (p50 11)
 //
-// cpu/req and cmds/txn come from GET /api/v1/_/metrics (snapshots before
-// and after the measured phase) and are omitted when the server lacks that
-// endpoint. cpu/req is the server's process CPU time per request; cmds/txn
-// is FSM commands per SQLite transaction, with the server-reported p50.
+// (with "nodes=3 spread" or "nodes=3 pinned" after clients for several
+// nodes). cpu/req and cmds/txn come from GET /api/v1/_/metrics (snapshots
+// before and after the measured phase) and are omitted when the server
+// lacks that endpoint. cpu/req is the server processes' CPU time per
+// request; cmds/txn is FSM commands per SQLite transaction, with the
+// server-reported p50.
 //
 // Usage:
 //
-//	svcbench [--url http://127.0.0.1:8090] [--scenario all|create|get|list|mixed]
+//	svcbench [--url http://127.0.0.1:8090 | --urls URL1,URL2,... [--spread]]
+//	         [--scenario all|create|get|list|filter|update|cas|mixed[,...]]
 //	         [--clients 16] [--duration 10s] [--warmup 2s] [--seed-rows 10000]
 //	         [--collection bench_items] [--fresh] [--skip-total] [--json]
 //	         [--email bench@example.com] [--password ...] [--timeout 30s]
@@ -42,6 +62,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -49,6 +70,8 @@ import (
 // config holds the command-line settings.
 type config struct {
 	url        string
+	urls       []string // --urls; when empty, url alone
+	spread     bool
 	email      string
 	password   string
 	setupKey   string
@@ -72,9 +95,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("svcbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.url, "url", "http://127.0.0.1:8090", "server base URL")
+	fs.Func("urls", "comma-separated base URLs of several nodes (the first gets auth and seeding)", func(s string) error {
+		c.urls = strings.Split(s, ",")
+		return nil
+	})
+	fs.BoolVar(&c.spread, "spread", false, "with --urls: spread each client's requests over the nodes in turn (default: client i keeps to node i mod n)")
 	fs.StringVar(&c.email, "email", "bench@example.com", "admin email (created on first run)")
 	fs.StringVar(&c.password, "password", "bench-password-0123456789", "admin password (16+ chars)")
-	fs.StringVar(&c.scenario, "scenario", scAll, "create, get, list, mixed or all (create, get, list in sequence)")
+	fs.StringVar(&c.scenario, "scenario", scAll, scenarioNames+" (create, get, list in sequence), or a comma-separated list")
 	fs.IntVar(&c.clients, "clients", 16, "concurrent clients")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured duration per scenario")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured warmup per scenario")
@@ -94,9 +122,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	urlSet := false
+	fs.Visit(func(f *flag.Flag) { urlSet = urlSet || f.Name == "url" })
+	if _, err := newTargets(c.nodeURLs(), c.spread); err != nil {
+		return c, err
+	}
 	switch {
+	case urlSet && len(c.urls) > 0:
+		return c, errors.New("--url and --urls: give one of them")
 	case len(scenarios(c.scenario)) == 0:
-		return c, fmt.Errorf("--scenario: unknown %q (want create, get, list, mixed or all)", c.scenario)
+		return c, fmt.Errorf("--scenario: unknown %q (want %s)", c.scenario, scenarioNames)
 	case c.clients < 1:
 		return c, errors.New("--clients must be >= 1")
 	case c.duration <= 0:
@@ -114,15 +149,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return c, nil
 }
 
-// scenarios expands a --scenario value; nil when it is unknown.
-func scenarios(name string) []string {
-	switch name {
-	case scAll:
-		return []string{scCreate, scGet, scList}
-	case scCreate, scGet, scList, scMixed:
-		return []string{name}
+// nodeURLs returns the nodes to benchmark: --urls, or else --url.
+func (c config) nodeURLs() []string {
+	if len(c.urls) > 0 {
+		return c.urls
 	}
-	return nil
+	return []string{c.url}
 }
 
 func main() {
@@ -146,9 +178,13 @@ func main() {
 // bench prepares the server and runs the configured scenarios, printing
 // each result to out as it completes; progress and errors go to log.
 func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error) {
+	nodes, err := newTargets(cfg.nodeURLs(), cfg.spread)
+	if err != nil {
+		return nil, err
+	}
 	hc := newHTTPClient(cfg.clients, cfg.timeout)
 	defer hc.CloseIdleConnections()
-	api := newAPIClient(cfg.url, hc, cfg.setupKey)
+	api := newAPIClient(nodes.bases[0], hc, cfg.setupKey)
 
 	if err := api.authenticate(ctx, cfg.email, cfg.password); err != nil {
 		return nil, err
@@ -156,29 +192,31 @@ func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error
 	if err := api.ensureCollection(ctx, cfg.collection, cfg.fresh); err != nil {
 		return nil, err
 	}
-	if api.metrics(ctx) == nil {
+	if api.metrics(ctx, api.base) == nil {
 		fmt.Fprintln(log, "note: GET /api/v1/_/metrics unavailable; server CPU and FSM figures omitted")
 	}
 
+	env := scenarioEnv{
+		api: api, nodes: nodes, coll: cfg.collection, clients: cfg.clients,
+		seedRows: cfg.seedRows, skipTotal: cfg.skipTotal, log: log,
+	}
 	var (
 		results  []Result
-		ids      []string
 		prepared bool
 	)
 	for _, sc := range scenarios(cfg.scenario) {
-		if sc != scCreate && !prepared {
-			var err error
-			if ids, err = prepareRows(ctx, api, cfg, log); err != nil {
+		if needsRows(sc) && !prepared {
+			if env.ids, err = prepareRows(ctx, api, cfg, log); err != nil {
 				return results, err
 			}
 			prepared = true
 		}
-		mk, err := scenarioRequests(sc, api, cfg.collection, ids, cfg.skipTotal)
+		ld, err := newLoad(ctx, sc, env)
 		if err != nil {
 			return results, err
 		}
-		fmt.Fprintf(log, "%s: %d clients, warmup %s, measuring %s\n", sc, cfg.clients, cfg.warmup, cfg.duration)
-		r := runScenario(ctx, api, sc, mk, cfg.clients, cfg.warmup, cfg.duration)
+		fmt.Fprintf(log, "%s: %d clients on %s, warmup %s, measuring %s\n", sc, cfg.clients, nodes.describe(), cfg.warmup, cfg.duration)
+		r := runScenario(ctx, env, sc, ld, cfg.warmup, cfg.duration)
 		if err := ctx.Err(); err != nil {
 			return results, fmt.Errorf("%s interrupted: %w", sc, err)
 		}
@@ -188,41 +226,4 @@ func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error
 		}
 	}
 	return results, nil
-}
-
-// prepareRows tops the collection up to --seed-rows records (using the whole
-// client pool) and returns record ids for get requests.
-func prepareRows(ctx context.Context, api *apiClient, cfg config, log io.Writer) ([]string, error) {
-	have, err := api.count(ctx, cfg.collection)
-	if err != nil {
-		return nil, fmt.Errorf("counting records: %w", err)
-	}
-	var ids []string
-	if missing := cfg.seedRows - have; missing > 0 {
-		fmt.Fprintf(log, "seeding %d records (collection has %d) with %d clients\n", missing, have, cfg.clients)
-		start := time.Now()
-		if ids, err = seed(ctx, api, cfg.collection, missing, cfg.clients); err != nil {
-			return nil, err
-		}
-		el := time.Since(start)
-		fmt.Fprintf(log, "seeded %d records in %.1fs (%.0f/s)\n", missing, el.Seconds(), float64(missing)/el.Seconds())
-	}
-	want := min(max(cfg.seedRows, 1000), maxGetIDs)
-	if have > 0 && len(ids) < want {
-		listed, err := api.listIDs(ctx, cfg.collection, want)
-		if err != nil && len(listed) == 0 && len(ids) == 0 {
-			return nil, fmt.Errorf("listing record ids: %w", err)
-		}
-		seen := make(map[string]bool, len(ids)+len(listed))
-		for _, id := range ids {
-			seen[id] = true
-		}
-		for _, id := range listed {
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
-	}
-	return ids, nil
 }

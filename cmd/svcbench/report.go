@@ -13,9 +13,12 @@ import (
 type Result struct {
 	Scenario     string
 	Clients      int
+	Nodes        int           // nodes the requests went to
+	Spread       bool          // each client spread its requests over the nodes
 	Elapsed      time.Duration // wall time of the measured phase
 	Requests     int64
 	Errors       int64
+	Precond      int64 // 412 answers (failed If-Match), not in Errors
 	RPS          float64
 	Latency      Summary
 	Server       ServerFigures
@@ -25,10 +28,21 @@ type Result struct {
 // formatLine renders a result as one human-readable table line.
 func formatLine(r Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-6s  clients=%d  dur=%.1fs  reqs=%d  rps=%.0f  p50=%s p95=%s p99=%s max=%s  errors=%d",
-		r.Scenario, r.Clients, r.Elapsed.Seconds(), r.Requests, r.RPS,
+	fmt.Fprintf(&b, "%-6s  clients=%d", r.Scenario, r.Clients)
+	if r.Nodes > 1 {
+		mode := "pinned"
+		if r.Spread {
+			mode = "spread"
+		}
+		fmt.Fprintf(&b, "  nodes=%d %s", r.Nodes, mode)
+	}
+	fmt.Fprintf(&b, "  dur=%.1fs  reqs=%d  rps=%.0f  p50=%s p95=%s p99=%s max=%s  errors=%d",
+		r.Elapsed.Seconds(), r.Requests, r.RPS,
 		formatLatency(r.Latency.P50), formatLatency(r.Latency.P95),
 		formatLatency(r.Latency.P99), formatLatency(r.Latency.Max), r.Errors)
+	if r.Scenario == scCAS || r.Precond > 0 {
+		fmt.Fprintf(&b, "  412s=%d", r.Precond)
+	}
 	if v := r.Server.CPUPerReqMicros; v != nil {
 		fmt.Fprintf(&b, "  cpu/req=%sµs", sig3(*v))
 	}
@@ -45,9 +59,12 @@ func formatLine(r Result) string {
 type jsonResult struct {
 	Scenario        string   `json:"scenario"`
 	Clients         int      `json:"clients"`
+	Nodes           int      `json:"nodes"`
+	Spread          bool     `json:"spread"`
 	DurationSec     float64  `json:"duration_s"`
 	Requests        int64    `json:"requests"`
 	Errors          int64    `json:"errors"`
+	Precond         int64    `json:"precondition_failed"`
 	RPS             float64  `json:"rps"`
 	MeanMs          float64  `json:"mean_ms"`
 	P50Ms           float64  `json:"p50_ms"`
@@ -67,9 +84,12 @@ func formatJSON(r Result) ([]byte, error) {
 	return json.Marshal(jsonResult{
 		Scenario:        r.Scenario,
 		Clients:         r.Clients,
+		Nodes:           r.Nodes,
+		Spread:          r.Spread,
 		DurationSec:     r.Elapsed.Seconds(),
 		Requests:        r.Requests,
 		Errors:          r.Errors,
+		Precond:         r.Precond,
 		RPS:             r.RPS,
 		MeanMs:          ms(r.Latency.Mean),
 		P50Ms:           ms(r.Latency.P50),

@@ -40,6 +40,7 @@ func sampleResult() Result {
 	return Result{
 		Scenario: "create",
 		Clients:  16,
+		Nodes:    1,
 		Elapsed:  10*time.Second + 20*time.Millisecond,
 		Requests: 93012,
 		Errors:   0,
@@ -109,6 +110,7 @@ func TestFormatJSONAndWriteResult(t *testing.T) {
 		"p50_ms": 1.52, "p95_ms": 3.1, "p99_ms": 4.9, "max_ms": 22, "mean_ms": 1.7,
 		"duration_s": 10.02, "cpu_per_req_us": 96.04, "cmds_per_txn": 12.44,
 		"fsm_batch_commands_p50": 11, "fsm_batch_commands_p99": 31,
+		"nodes": 1, "precondition_failed": 0,
 	}
 	for k, want := range checks {
 		got, ok := j[k].(float64)

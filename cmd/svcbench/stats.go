@@ -112,3 +112,56 @@ func serverDelta(before, after *serverMetrics, requests int64) ServerFigures {
 	}
 	return f
 }
+
+// nodesDelta is serverDelta over several nodes: the CPU and FSM deltas are
+// summed over them, so cpu/req is the CPU time of all the nodes hit per
+// request, and cmds/txn counts the commands and batches of all of them. The
+// batch percentiles are the first node's. A node without metrics, or
+// restarted, voids the figures.
+func nodesDelta(before, after []*serverMetrics, requests int64) ServerFigures {
+	if len(before) != len(after) || len(before) == 0 {
+		return ServerFigures{}
+	}
+	if len(before) == 1 {
+		return serverDelta(before[0], after[0], requests)
+	}
+	var cpu0, cpu1, bat0, bat1, cmd0, cmd1 optSum
+	for i, b := range before {
+		a := after[i]
+		if b == nil || a == nil || (b.PID != nil && a.PID != nil && *b.PID != *a.PID) {
+			return ServerFigures{}
+		}
+		cpu0.add(b.CPUSeconds)
+		cpu1.add(a.CPUSeconds)
+		bat0.add(b.FSMBatches)
+		bat1.add(a.FSMBatches)
+		cmd0.add(b.FSMCommands)
+		cmd1.add(a.FSMCommands)
+	}
+	sb := &serverMetrics{CPUSeconds: cpu0.value(), FSMBatches: bat0.value(), FSMCommands: cmd0.value()}
+	sa := &serverMetrics{CPUSeconds: cpu1.value(), FSMBatches: bat1.value(), FSMCommands: cmd1.value(),
+		BatchCmdsP50: after[0].BatchCmdsP50, BatchCmdsP99: after[0].BatchCmdsP99}
+	return serverDelta(sb, sa, requests)
+}
+
+// optSum adds optional figures; the sum is unknown once a term is.
+type optSum struct {
+	v       float64
+	missing bool
+}
+
+func (s *optSum) add(v *float64) {
+	if v == nil {
+		s.missing = true
+		return
+	}
+	s.v += *v
+}
+
+func (s optSum) value() *float64 {
+	if s.missing {
+		return nil
+	}
+	v := s.v
+	return &v
+}

@@ -114,3 +114,35 @@ func TestServerDelta(t *testing.T) {
 		t.Errorf("partial metrics: got %+v, want cpu only", f)
 	}
 }
+
+func TestNodesDelta(t *testing.T) {
+	node := func(pid, cpu, batches, cmds float64) *serverMetrics {
+		return &serverMetrics{PID: f64(pid), CPUSeconds: f64(cpu), FSMBatches: f64(batches), FSMCommands: f64(cmds), BatchCmdsP50: f64(pid)}
+	}
+	before := []*serverMetrics{node(1, 1, 100, 1000), node(2, 5, 100, 1000)}
+	after := []*serverMetrics{node(1, 2, 150, 1600), node(2, 5.5, 140, 1400)}
+	f := nodesDelta(before, after, 1000)
+	// 1.5 s of CPU over both nodes; 1000 commands in 90 batches.
+	if f.CPUPerReqMicros == nil || *f.CPUPerReqMicros != 1500 {
+		t.Errorf("cpu/req = %v, want 1500µs", f.CPUPerReqMicros)
+	}
+	if f.CmdsPerTxn == nil || *f.CmdsPerTxn < 11.11 || *f.CmdsPerTxn > 11.12 {
+		t.Errorf("cmds/txn = %v, want 11.1", f.CmdsPerTxn)
+	}
+	if f.BatchCmdsP50 == nil || *f.BatchCmdsP50 != 1 {
+		t.Errorf("batch p50 = %v, want the first node's", f.BatchCmdsP50)
+	}
+	if one := nodesDelta(before[:1], after[:1], 1000); *one.CPUPerReqMicros != 1000 {
+		t.Errorf("one node: cpu/req = %v, want 1000µs", *one.CPUPerReqMicros)
+	}
+	restarted := []*serverMetrics{after[0], node(3, 5.5, 140, 1400)}
+	for _, a := range [][]*serverMetrics{restarted, {after[0], nil}, after[:1]} {
+		if f := nodesDelta(before, a, 1000); f != (ServerFigures{}) {
+			t.Errorf("restart, missing node or mismatch: got %+v, want nothing", f)
+		}
+	}
+	partial := []*serverMetrics{after[0], {PID: f64(2), CPUSeconds: f64(6)}}
+	if f := nodesDelta(before, partial, 1000); f.CPUPerReqMicros == nil || *f.CPUPerReqMicros != 2000 || f.CmdsPerTxn != nil {
+		t.Errorf("a node without FSM figures: got %+v, want cpu only", f)
+	}
+}
