@@ -8,7 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-.PHONY: run build test test-short bench bench-e2e bench-cluster lint fmt fuzz clean
+.PHONY: run build test test-short bench bench-e2e bench-cluster lint fmt fuzz clean jepsen jepsen-smoke
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -25,9 +25,14 @@ test:
 test-short:
 	$(GO) test $(GOFLAGS) -short -count=1 $(PKGS)
 
+# Every figure of docs/benchmarks.md: package benchmarks, the query
+# benchmarks of an in-process node, then the single-node and 3-node runs
+# over HTTP. Prints figures; never fails on speed.
 bench:
 	$(GO) test $(GOFLAGS) -run '^$$' -bench . -benchmem ./fsm ./engine/... ./api
-	@echo "End-to-end: make build && ./bin/svcd serve & ./bin/svcbench --clients 16 --duration 10s"
+	$(GO) test $(GOFLAGS) -run '^$$' -bench 'ListFilter|Keyset|Expand' -benchtime 2s ./cmd/svcd/stack
+	$(MAKE) bench-e2e
+	$(MAKE) bench-cluster
 
 # Each fuzz target for FUZZTIME; `make test` replays their seed corpora
 # (testdata/fuzz/) and fuzzes each for 5 s.
@@ -52,8 +57,9 @@ clean:
 
 # End-to-end load figures for docs/benchmarks.md: a fresh single node on a
 # temporary data dir, svcbench with CLIENTS concurrent clients (16 and 32 by
-# default), create, get and list-30 over 10k rows. Prints figures; never fails
-# on speed.
+# default): create, get and list-30 over 10k rows; then, on a second fresh
+# collection of 10k rows, filtered list-30, updates and conditional updates
+# (If-Match). Prints figures; never fails on speed.
 BENCH_CLIENTS ?= 16 32
 BENCH_DURATION ?= 10s
 bench-e2e: build
@@ -63,11 +69,18 @@ bench-e2e: build
 	for i in $$(seq 50); do curl -sf 127.0.0.1:18555/_/ready >/dev/null && break; sleep 0.1; done; \
 	for c in $(BENCH_CLIENTS); do \
 		./bin/svcbench --url http://127.0.0.1:18555 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --seed-rows 10000 --fresh; \
+		./bin/svcbench --url http://127.0.0.1:18555 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --seed-rows 10000 --fresh \
+			--collection bench_query --scenario filter,update,cas; \
 	done
 
 # Three-node figures for docs/benchmarks.md: a local 3-node cluster (one
-# process per node, loopback), svcbench creates sent to the leader and to a
-# follower, and gets on a follower.
+# process per node, loopback; n1 bootstraps and leads), svcbench creates sent
+# to the leader and to a follower, gets on a follower; then, on a fresh
+# collection of 10k rows, conditional updates via the leader, via a follower
+# and spread over all three nodes, and filtered list-30 on a follower and
+# spread over all three.
+BENCH_CLUSTER_DURATION ?= 8s
+BENCH_NODES := http://127.0.0.1:18601,http://127.0.0.1:18602,http://127.0.0.1:18603
 bench-cluster: build
 	@dir=$$(mktemp -d); export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM SVC_LOG_LEVEL=warn; \
 	SVC_DATA_DIR=$$dir/n1 ./$(BIN) serve --http 127.0.0.1:18601 --node-id n1 --raft-addr 127.0.0.1:18611 --bootstrap >$$dir/n1.log 2>&1 & p1=$$!; \
@@ -76,8 +89,28 @@ bench-cluster: build
 	SVC_DATA_DIR=$$dir/n3 ./$(BIN) serve --http 127.0.0.1:18603 --node-id n3 --raft-addr 127.0.0.1:18613 --join http://127.0.0.1:18601 >$$dir/n3.log 2>&1 & p3=$$!; \
 	trap "kill $$p1 $$p2 $$p3 2>/dev/null; wait 2>/dev/null; rm -rf $$dir" EXIT; \
 	for i in $$(seq 100); do curl -sf 127.0.0.1:18603/_/ready >/dev/null && curl -sf 127.0.0.1:18602/_/ready >/dev/null && break; sleep 0.1; done; \
+	run="./bin/svcbench --duration $(BENCH_CLUSTER_DURATION) --warmup 2s"; \
 	for c in $(BENCH_CLIENTS); do \
-		echo "== leader, $$c clients"; ./bin/svcbench --url http://127.0.0.1:18601 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --scenario create --fresh; \
-		echo "== follower, $$c clients"; ./bin/svcbench --url http://127.0.0.1:18602 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --scenario create; \
-		echo "== follower reads, $$c clients"; ./bin/svcbench --url http://127.0.0.1:18602 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --scenario get --seed-rows 10000; \
+		echo "== leader, $$c clients"; $$run --url http://127.0.0.1:18601 --clients $$c --scenario create --fresh; \
+		echo "== follower, $$c clients"; $$run --url http://127.0.0.1:18602 --clients $$c --scenario create; \
+		echo "== follower reads, $$c clients"; $$run --url http://127.0.0.1:18602 --clients $$c --scenario get --seed-rows 10000; \
+		echo "== cas via the leader, $$c clients"; $$run --url http://127.0.0.1:18601 --clients $$c --scenario cas --collection bench_query --seed-rows 10000 --fresh; \
+		echo "== cas via a follower, $$c clients"; $$run --url http://127.0.0.1:18602 --clients $$c --scenario cas --collection bench_query; \
+		echo "== cas spread over 3 nodes, $$c clients"; $$run --urls $(BENCH_NODES) --spread --clients $$c --scenario cas --collection bench_query; \
+		echo "== filter on a follower, $$c clients"; $$run --url http://127.0.0.1:18602 --clients $$c --scenario filter --collection bench_query; \
+		echo "== filter spread over 3 nodes, $$c clients"; $$run --urls $(BENCH_NODES) --spread --clients $$c --scenario filter --collection bench_query; \
 	done
+
+# Fault suite (jepsen/): real nodes in network namespaces under crashes,
+# pauses, partitions, lossy and slow links, clock skew and membership
+# changes, with checked histories. Needs root, iproute2 and nftables.
+# Reports go to jepsen/reports/ (JEPSEN_REPORT_DIR). JEPSEN_SEED replays a
+# run's fault plan.
+JEPSEN_TIME ?= 5m
+jepsen:
+	JEPSEN=full JEPSEN_TIME=$(JEPSEN_TIME) $(GO) test $(GOFLAGS) -count=1 -timeout 90m -v -run 'TestJepsen' ./jepsen/
+
+# Every fault once, split over the three workloads, and the check that the
+# deliberately broken builds are caught: about 2 minutes; part of .ci/run.
+jepsen-smoke:
+	JEPSEN=smoke $(GO) test $(GOFLAGS) -count=1 -timeout 20m -v -run 'TestJepsen' ./jepsen/

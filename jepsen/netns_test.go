@@ -1,6 +1,7 @@
 package jepsen_test
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 // old leader back as a follower that converges.
 func TestNetnsPartitionLeader(t *testing.T) {
 	skipShort(t)
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
 	if err := harness.NetworkSupported(); err != nil {
 		t.Fatal(err)
 	}

@@ -118,6 +118,12 @@ func StartCluster(t testing.TB, n int, opts ClusterOptions) *Cluster {
 	ids := c.IDs()
 	for _, nd := range c.Nodes() {
 		st, err := c.AdminState(ctx, nd, true)
+		for err != nil && ctx.Err() == nil {
+			// A fault binary whose strong reads are deliberately broken
+			// needs a few tries.
+			time.Sleep(50 * time.Millisecond)
+			st, err = c.AdminState(ctx, nd, true)
+		}
 		if err != nil {
 			t.Fatalf("cluster: %s: %v", nd.Name, err)
 		}
@@ -221,11 +227,17 @@ func (c *Cluster) waitAllReady(nodes []*Node) error {
 // is ready and adds it to Nodes. id must be new.
 func (c *Cluster) AddNode(t testing.TB, id string, extra ...string) *Node {
 	t.Helper()
+	return c.AddNodeVia(t, id, c.Running(), extra...)
+}
+
+// AddNodeVia is AddNode joining through the given nodes only.
+func (c *Cluster) AddNodeVia(t testing.TB, id string, via []*Node, extra ...string) *Node {
+	t.Helper()
 	if c.Node(id) != nil {
 		t.Fatalf("cluster: node %s exists", id)
 	}
 	var urls []string
-	for _, nd := range c.Running() {
+	for _, nd := range via {
 		urls = append(urls, nd.URL())
 	}
 	nd := c.newNode(t, id, append([]string{"--join", strings.Join(urls, ",")}, extra...)...)
