@@ -11,6 +11,6 @@ import (
 
 // faultHooks is empty in production builds: the deliberate defects of
 // faults_on.go exist only in binaries built with the svcfaults tag.
-func faultHooks(*slog.Logger) (cluster.Faults, func() time.Time) {
+func faultHooks(*slog.Logger, string) (cluster.Faults, func() time.Time) {
 	return cluster.Faults{}, nil
 }

@@ -13,7 +13,7 @@ func TestNoFaultsInProductionBuilds(t *testing.T) {
 	t.Setenv("SVC_FAULT_ACK_BEFORE_APPLY", "1")
 	t.Setenv("SVC_FAULT_LOCAL_READ_INDEX", "1")
 	t.Setenv("SVC_FAULT_CLOCK_FILE", "/tmp/x")
-	f, clock := faultHooks(slog.Default())
+	f, clock := faultHooks(slog.Default(), t.TempDir())
 	if f.AckBeforeApply || f.LocalReadIndex || clock != nil {
 		t.Fatalf("fault hooks active in a production build: %+v, clock %v", f, clock != nil)
 	}

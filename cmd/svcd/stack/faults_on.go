@@ -5,6 +5,7 @@ package stack
 import (
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -18,10 +19,11 @@ import (
 //
 //   - SVC_FAULT_ACK_BEFORE_APPLY=1 and SVC_FAULT_LOCAL_READ_INDEX=1 turn on
 //     the defects of cluster.Faults, to show the checkers catch them;
-//   - SVC_FAULT_CLOCK_FILE names a file holding a Go duration ("-90s")
+//   - SVC_FAULT_CLOCK_FILE names a file (relative to the data directory)
+//     holding a Go duration ("-90s")
 //     added to the engine's wall clock (record timestamps, token times):
 //     clock skew of one process, changeable while it runs.
-func faultHooks(log *slog.Logger) (cluster.Faults, func() time.Time) {
+func faultHooks(log *slog.Logger, dataDir string) (cluster.Faults, func() time.Time) {
 	f := cluster.Faults{
 		AckBeforeApply: os.Getenv("SVC_FAULT_ACK_BEFORE_APPLY") == "1",
 		LocalReadIndex: os.Getenv("SVC_FAULT_LOCAL_READ_INDEX") == "1",
@@ -32,6 +34,9 @@ func faultHooks(log *slog.Logger) (cluster.Faults, func() time.Time) {
 	path := os.Getenv("SVC_FAULT_CLOCK_FILE")
 	if path == "" {
 		return f, nil
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dataDir, path)
 	}
 	log.Warn("FAULT BUILD: wall clock offset read from a file", "file", path)
 	c := &skewClock{path: path, log: log}

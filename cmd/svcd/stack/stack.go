@@ -101,7 +101,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	faults, clock := faultHooks(log)
+	faults, clock := faultHooks(log, cfg.DataDir)
 	eng, err := engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock})
 	if err != nil {
 		store.Close()
