@@ -17,7 +17,8 @@ import (
 //	              `make jepsen-smoke`, part of .ci/run)
 //	JEPSEN=full   every workload against every fault (`make jepsen`)
 //
-// JEPSEN_TIME (full: total client time, default 5m), JEPSEN_SEED,
+// JEPSEN_TIME (full: total client time, default 5m; every fault is applied
+// at least once per workload even when that takes longer), JEPSEN_SEED,
 // JEPSEN_NODES (default 3; full also runs the set workload on 5) and
 // JEPSEN_REPORT_DIR (default jepsen/reports) tune it.
 func jepsenMode(t *testing.T) string {
@@ -114,8 +115,14 @@ func TestJepsen(t *testing.T) {
 	total := envDuration(t, "JEPSEN_TIME", 5*time.Minute)
 	opts := baseOptions(t)
 	opts.Duration = total / 4
-	opts.PauseMin, opts.PauseMax = 2*time.Second, 30*time.Second
-	opts.FaultMin, opts.FaultMax = 3*time.Second, 10*time.Second
+	// Fault lengths grow with the time given, so a round of every fault
+	// fits a run: about 3-4 s faults and 2-12 s pauses in the default 5
+	// minutes, up to 10 s faults and 2-30 s pauses from about 30 minutes.
+	slot := opts.Duration / time.Duration(len(allFaults()))
+	opts.FaultMin = 2 * time.Second
+	opts.FaultMax = min(max(slot-2*time.Second, 3*time.Second), 10*time.Second)
+	opts.PauseMin = 2 * time.Second
+	opts.PauseMax = min(max(2*slot, 5*time.Second), 30*time.Second)
 	t.Run("register", func(t *testing.T) { run(t, suite.NewRegister(), allFaults(), opts) })
 	t.Run("local", func(t *testing.T) { run(t, suite.NewLocal(), allFaults(), opts) })
 	t.Run("set", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), opts) })
