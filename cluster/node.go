@@ -37,6 +37,11 @@ type Node struct {
 	readyIndex uint64
 	ready      atomic.Bool
 	closing    atomic.Bool
+	// running is set once raft is started: RPCs that arrive on the
+	// stream layer before (a peer's status probe while a restarted node
+	// is still restoring its snapshot) are refused, not served from a nil
+	// raft.
+	running atomic.Bool
 	// acked is the highest log index of a write this node has answered
 	// to a client: its local reads never reflect less (AckedIndex).
 	acked atomic.Uint64
@@ -162,6 +167,7 @@ func (n *Node) open() error {
 		return fmt.Errorf("cluster: start raft: %w", err)
 	}
 	n.raft = r
+	n.running.Store(true)
 	if cfg.GossipAddr != "" && cfg.ClusterKey != "" {
 		if err := n.startGossip(); err != nil {
 			r.Shutdown().Error()

@@ -100,6 +100,9 @@ func failureErr(s string) error {
 // serveRPC answers one RPC on an authenticated connection.
 func (n *Node) serveRPC(kind byte, c net.Conn) {
 	defer c.Close()
+	if !n.running.Load() {
+		return // not started yet: the caller sees a closed connection and retries
+	}
 	for {
 		// Forwarding connections carry one request after another (the
 		// follower pools them); the others carry one.
