@@ -349,6 +349,15 @@ func (c *Cluster) Restart(t testing.TB, id string) {
 	}
 }
 
+// TryRestart is Restart that returns an error when the node is not ready
+// in time (for callers that must heal everything before failing).
+func (c *Cluster) TryRestart(t testing.TB, id string) error {
+	t.Helper()
+	nd := c.mustNode(t, id)
+	nd.Restart(t)
+	return c.waitReady(nd)
+}
+
 func (c *Cluster) mustNode(t testing.TB, id string) *Node {
 	t.Helper()
 	nd := c.Node(id)

@@ -52,10 +52,7 @@ func (f Kill) Inject(ctx context.Context, env *Env) (func() error, error) {
 		return nil, err
 	}
 	env.logf("kill %s (%s)", nd.Name, role(f.Leader))
-	return func() error {
-		env.C.Restart(env.T, nd.Name)
-		return nil
-	}, nil
+	return func() error { return env.C.TryRestart(env.T, nd.Name) }, nil
 }
 
 // Pause SIGSTOPs the leader or a follower for a random time between

@@ -89,7 +89,9 @@ func Run(t *testing.T, w Workload, faults []Fault, opts Options) Report {
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Duration)
 	defer cancel()
 	clients, stopClients := context.WithCancel(context.Background())
-	defer stopClients()
+	var wg sync.WaitGroup
+	// Clients never outlive the run, even when it stops on a fatal error.
+	defer func() { stopClients(); wg.Wait() }()
 	if err := w.Setup(ctx, env); err != nil {
 		t.Fatalf("jepsen %s: setup: %v", w.Name(), err)
 	}
@@ -98,7 +100,6 @@ func Run(t *testing.T, w Workload, faults []Fault, opts Options) Report {
 
 	start := time.Now()
 	workers := make([]*Worker, opts.Clients)
-	var wg sync.WaitGroup
 	for i := range workers {
 		workers[i] = &Worker{ID: i, Rand: rand.New(rand.NewPCG(opts.Seed, uint64(i+1))), env: env, counts: map[string]int{}}
 		wg.Add(1)
@@ -192,7 +193,7 @@ func recoverCluster(env *Env, timeout time.Duration) error {
 	return err
 }
 
-// finish heals every fault and waits for the nodes to converge (same
+// finish heals every fault (network, pauses, crashes, clocks) and waits for the nodes to converge (same
 // digest at the same index).
 func finish(t *testing.T, env *Env) {
 	t.Helper()
@@ -201,7 +202,9 @@ func finish(t *testing.T, env *Env) {
 	}
 	for _, nd := range env.C.Nodes() {
 		os.Remove(filepath.Join(nd.DataDir(), ClockFile))
-		if !nd.Running() {
+		if nd.Running() {
+			nd.Resume() // harmless when it is not stopped
+		} else {
 			env.C.Restart(t, nd.Name)
 		}
 	}
