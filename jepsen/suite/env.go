@@ -25,7 +25,14 @@ type Env struct {
 	mu       sync.Mutex
 	ops      []opRecord
 	retiredN int
+	// avoid is when each node may be picked again after it failed a
+	// client: the workers steer around a node that just timed out, as a
+	// load balancer's health check would.
+	avoid map[string]time.Time
 }
+
+// avoidFor is how long the workers prefer other nodes after one failed.
+const avoidFor = 2 * time.Second
 
 // opRecord is one completed operation, for the availability figures.
 type opRecord struct {
@@ -73,6 +80,7 @@ type Worker struct {
 	ID   int
 	Rand *rand.Rand
 	env  *Env
+	last string // the node of the current operation
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -81,13 +89,28 @@ type Worker struct {
 // OpTimeout bounds every client request: past it the operation is Info.
 const OpTimeout = 3 * time.Second
 
-// Node picks a running node at random (nil when none runs).
+// Node picks a running node at random, preferring the ones that have not
+// failed a client in the last avoidFor (nil when none runs).
 func (w *Worker) Node() *harness.Node {
 	nodes := w.env.C.Running()
 	if len(nodes) == 0 {
 		return nil
 	}
-	return nodes[w.Rand.IntN(len(nodes))]
+	now := time.Now()
+	w.env.mu.Lock()
+	var healthy []*harness.Node
+	for _, nd := range nodes {
+		if now.After(w.env.avoid[nd.Name]) {
+			healthy = append(healthy, nd)
+		}
+	}
+	w.env.mu.Unlock()
+	if len(healthy) > 0 {
+		nodes = healthy
+	}
+	nd := nodes[w.Rand.IntN(len(nodes))]
+	w.last = nd.Name
+	return nd
 }
 
 // Client is an anonymous client for nd with OpTimeout.
@@ -97,9 +120,20 @@ func (w *Worker) Client(nd *harness.Node) *harness.Client {
 	return cl
 }
 
-// Done records one operation of kind (e.g. "write") with its outcome.
+// Done records one operation of kind (e.g. "write") with its outcome, on
+// the node Node picked last. A node that answers Info, or fails a read, is
+// avoided for a while.
 func (w *Worker) Done(kind string, o Outcome) {
-	w.env.record(o, time.Now())
+	now := time.Now()
+	w.env.record(o, now)
+	if o == Info || o == Fail && kind == "read" {
+		w.env.mu.Lock()
+		if w.env.avoid == nil {
+			w.env.avoid = map[string]time.Time{}
+		}
+		w.env.avoid[w.last] = now.Add(avoidFor)
+		w.env.mu.Unlock()
+	}
 	w.mu.Lock()
 	w.counts[kind+" "+o.String()]++
 	w.mu.Unlock()
