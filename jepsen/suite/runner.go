@@ -193,8 +193,8 @@ func recoverCluster(env *Env, timeout time.Duration) error {
 	return err
 }
 
-// finish heals every fault (network, pauses, crashes, clocks) and waits for the nodes to converge (same
-// digest at the same index).
+// finish heals every fault (network, pauses, crashes, clocks) and waits
+// for the nodes to converge (same digest at the same index) and stay so.
 func finish(t *testing.T, env *Env) {
 	t.Helper()
 	if err := env.Net.Heal(); err != nil {
@@ -211,8 +211,24 @@ func finish(t *testing.T, env *Env) {
 	if err := recoverCluster(env, 60*time.Second); err != nil {
 		t.Fatalf("jepsen: the cluster did not recover: %v", err)
 	}
-	if _, err := env.C.Converge(60 * time.Second); err != nil {
-		t.Fatalf("jepsen: %v", err)
+	// Writes whose clients gave up can still be in flight (a resumed
+	// process finishing the requests it held when it was stopped): wait
+	// until the nodes agree and the log has stopped growing for 2 s.
+	deadline := time.Now().Add(60 * time.Second)
+	var last uint64
+	for {
+		d, err := env.C.Converge(time.Until(deadline))
+		if err != nil {
+			t.Fatalf("jepsen: %v", err)
+		}
+		if d.AppliedIndex == last {
+			return
+		}
+		last = d.AppliedIndex
+		if time.Now().After(deadline) {
+			t.Fatalf("jepsen: the log kept growing after the clients stopped (index %d)", last)
+		}
+		time.Sleep(2 * time.Second)
 	}
 }
 
