@@ -27,6 +27,8 @@ type Options struct {
 	// Digest hashes every table of the replica (admin cluster digest).
 	Digest func(ctx context.Context) (map[string]string, uint64, error)
 	Logger *slog.Logger
+	// TrustedProxies lists peers whose X-Forwarded-For is believed.
+	TrustedProxies string
 }
 
 // Server is the HTTP front of one node.
@@ -43,6 +45,7 @@ type Server struct {
 	started    time.Time
 	pid        int
 	router     chi.Router
+	proxies    *proxyTrust
 }
 
 // maxBodyBytes bounds JSON request bodies.
@@ -58,6 +61,7 @@ func New(opts Options) *Server {
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(),
 	}
+	s.proxies = newProxyTrust(opts.TrustedProxies, opts.Logger)
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead)
 	s.mountHealth(r)
