@@ -43,6 +43,9 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDifferential -fuzztime $(FUZZTIME) ./engine/filter
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzVerify -fuzztime $(FUZZTIME) ./engine/token
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalizeRecoveryCode -fuzztime $(FUZZTIME) ./engine/totp
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzAuthBodies -fuzztime $(FUZZTIME) ./api
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -45,7 +45,7 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, idx, err := s.eng.SetupAdmin(r.Context(), c.Email, c.Password)
+	sess, idx, err := s.eng.SetupAdmin(r.Context(), c.Email, c.Password, s.clientInfo(r))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -61,13 +61,22 @@ func (s *Server) adminLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, err := s.eng.LoginAdmin(c.Email, c.Password)
+	if err := s.lockoutBarrier(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.eng.LoginAdmin(r.Context(), c.Email, c.Password, s.clientInfo(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	s.setAuthCookie(w, adminCookie, sess.Token, int(sess.TTL.Seconds()))
 	writeData(w, http.StatusOK, sess)
+}
+
+// clientInfo is what a session records of the client.
+func (s *Server) clientInfo(r *http.Request) engine.ClientInfo {
+	return engine.ClientInfo{IP: s.clientIP(r), UserAgent: r.UserAgent()}
 }
 
 // setAuthCookie sets an HttpOnly, SameSite=Lax session cookie; Secure when

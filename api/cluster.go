@@ -26,7 +26,7 @@ var errReadTimeout = &engine.Error{Kind: engine.KindUnavailable, Message: "This 
 // leader's commit index confirmed with a quorum.
 func (s *Server) consistency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !isSignIn(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -63,6 +63,13 @@ func (s *Server) consistency(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isSignIn: a sign-in reads credentials, so it honours the read headers
+// (a client that just signed up through another node sends the sign-up's
+// X-Svc-Index as X-Svc-Min-Index).
+func isSignIn(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/login")
 }
 
 // join serves POST /_/join: a node that holds the cluster key asks to be

@@ -12,10 +12,27 @@ import (
 
 // Engine is what the HTTP layer needs from the domain.
 type Engine interface {
-	AuthenticateAdmin(raw string) (engine.Principal, error)
+	Authenticate(ctx context.Context, raw string) (engine.Principal, error)
+	Register(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.Record, uint64, error)
+	LoginUser(ctx context.Context, coll, email, password, ip string) (*engine.UserSession, error)
+	Refresh(ctx context.Context, p engine.Principal) (*engine.RefreshedSession, uint64, error)
+	Logout(ctx context.Context, p engine.Principal) (uint64, error)
 	HasAdmin() bool
-	SetupAdmin(ctx context.Context, email, password string) (*engine.AdminSession, uint64, error)
-	LoginAdmin(email, password string) (*engine.AdminSession, error)
+	SetupAdmin(ctx context.Context, email, password string, client engine.ClientInfo) (*engine.AdminSession, uint64, error)
+	LoginAdmin(ctx context.Context, email, password string, client engine.ClientInfo) (*engine.AdminSession, error)
+	Admins() []*engine.Admin
+	AdminByID(id string) *engine.Admin
+	CreateAdmin(ctx context.Context, caller engine.Principal, email, password, role string) (*engine.Admin, uint64, error)
+	UpdateAdmin(ctx context.Context, caller engine.Principal, id string, p engine.AdminPatch) (*engine.Admin, uint64, error)
+	DeleteAdmin(ctx context.Context, id string) (uint64, error)
+	LogoutAllAdmins(ctx context.Context) (uint64, error)
+	AdminSessions(ctx context.Context) ([]engine.AdminSessionInfo, error)
+	RevokeAdminSession(ctx context.Context, jti string) (uint64, error)
+	MintAPIToken(ctx context.Context, caller engine.Principal, name string, scopes []string, ttlSeconds int64) (*engine.MintedToken, uint64, error)
+	APITokens() []*engine.APIToken
+	DeleteAPIToken(ctx context.Context, id string) (uint64, error)
+	Audit(ctx context.Context, a engine.AuditEntry) error
+	AuditLog(ctx context.Context, page, perPage int) (*engine.AuditPage, error)
 
 	Collections() []*schema.Collection
 	Collection(nameOrID string) (*schema.Collection, error)

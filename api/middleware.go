@@ -14,6 +14,7 @@ var (
 	errRouteNotFound    = engine.Errorf(engine.KindNotFound, "The requested resource wasn't found")
 	errMethodNotAllowed = engine.Errorf(engine.KindMethodNotAllowed, "Method not allowed")
 	errAuthRequired     = engine.Errorf(engine.KindUnauthorized, "Authentication required")
+	errBadAuthHeader    = engine.Errorf(engine.KindUnauthorized, "The Authorization header must be \"Bearer <token>\"")
 	errRoleTooLow       = engine.Errorf(engine.KindForbidden, "Your admin role does not allow this action")
 	errAdminRequired    = engine.Errorf(engine.KindForbidden, "Only admins can perform this action")
 )
@@ -77,39 +78,45 @@ func principal(r *http.Request) engine.Principal {
 	return p
 }
 
-// credential returns the bearer token or the auth cookie of r.
-func credential(r *http.Request) (tok string, fromHeader bool) {
+// requestTokens returns the bearer token of r, or its auth cookies (admin
+// first). fromHeader is set when an Authorization header was sent: then
+// only it counts.
+func requestTokens(r *http.Request) (toks []string, fromHeader bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			return strings.TrimSpace(h[7:]), true
+			return []string{strings.TrimSpace(h[7:])}, true
 		}
-		return "", true
+		return nil, true
 	}
-	if c, err := r.Cookie(adminCookie); err == nil {
-		return c.Value, false
+	for _, name := range []string{adminCookie, userCookie} {
+		if c, err := r.Cookie(name); err == nil && c.Value != "" {
+			toks = append(toks, c.Value)
+		}
 	}
-	return "", false
+	return toks, false
 }
 
 // authenticate resolves the caller. A bad Authorization header is a 401; a
 // stale cookie is ignored (the caller is anonymous).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, fromHeader := credential(r)
-		if tok == "" && !fromHeader {
-			next.ServeHTTP(w, r)
+		toks, fromHeader := requestTokens(r)
+		if fromHeader && len(toks) == 0 {
+			s.writeError(w, r, errBadAuthHeader)
 			return
 		}
-		p, err := s.eng.AuthenticateAdmin(tok)
-		if err != nil {
+		for _, tok := range toks {
+			p, err := s.eng.Authenticate(r.Context(), tok)
+			if err == nil {
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+				return
+			}
 			if fromHeader {
 				s.writeError(w, r, err)
 				return
 			}
-			next.ServeHTTP(w, r)
-			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -125,12 +132,41 @@ func (s *Server) requireRole(next http.Handler) http.Handler {
 			}
 			return
 		}
+		if !p.HasAdminScope() {
+			s.writeError(w, r, engine.ErrInsufficientScope)
+			return
+		}
 		if p.Role < requiredRole(r.Method, r.URL.Path) {
 			s.writeError(w, r, errRoleTooLow)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// requireRecordScope refuses an API token whose scopes do not cover the
+// collection of a record route (SPEC.md: 403 'Insufficient token scope').
+func (s *Server) requireRecordScope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := principal(r)
+		write := r.Method != http.MethodGet && r.Method != http.MethodHead
+		if !p.HasScope(recordCollection(r.URL.Path), write) {
+			s.writeError(w, r, engine.ErrInsufficientScope)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recordCollection is the collection segment of a record route:
+// /api/v1/<collection>[/<id>] or /api/collections/<collection>/records.
+func recordCollection(path string) string {
+	rest, ok := strings.CutPrefix(path, "/api/v1/")
+	if !ok {
+		rest, _ = strings.CutPrefix(path, "/api/collections/")
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
 }
 
 var errNotReady = &engine.Error{Kind: engine.KindUnavailable, Message: "The node is starting: it has not replayed its log yet", RetryAfter: 1}

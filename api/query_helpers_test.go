@@ -20,7 +20,7 @@ func rid(name string) string {
 	return name + strings.Repeat("0", 15-len(name))
 }
 
-// userHeaders authenticates as the user id through roleEngine (roles_test.go):
+// userHeaders authenticates as the user id through userSimEngine (rules_test.go):
 // a principal of kind User whose @request.auth.id is id.
 func userHeaders(id string) map[string]string {
 	return map[string]string{"Authorization": "Bearer user-" + id}

@@ -17,6 +17,13 @@ type roleRule struct {
 
 var roleTable = []roleRule{
 	{"/api/v1/admin/settings", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/admins", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/api-tokens", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/security", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/audit-log", engine.RoleViewer, engine.RoleOwner},
+	// Cluster state is operations data every admin may read; membership,
+	// leadership and snapshots are the owner's.
+	{"/api/v1/admin/cluster", engine.RoleViewer, engine.RoleOwner},
 	{"/api/v1/admin/collections", engine.RoleViewer, engine.RoleDeveloper},
 	{"/api/v1/_/metrics", engine.RoleViewer, engine.RoleViewer},
 	// Record data: editors and above (SPEC.md: "editor: plus app data").

@@ -177,7 +177,11 @@ func TestCredential(t *testing.T) {
 		if c.cookie != "" {
 			r.AddCookie(&http.Cookie{Name: adminCookie, Value: c.cookie})
 		}
-		tok, fromHeader := credential(r)
+		toks, fromHeader := requestTokens(r)
+		tok := ""
+		if len(toks) > 0 {
+			tok = toks[0]
+		}
 		if tok != c.tok || fromHeader != c.fromHeader {
 			t.Errorf("header %q cookie %q: got (%q, %v), want (%q, %v)", c.header, c.cookie, tok, fromHeader, c.tok, c.fromHeader)
 		}

@@ -6,29 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"svcd/api"
 	"svcd/api/apitest"
-	"svcd/engine"
 )
-
-// roleEngine lets a test act as an admin of any role: a bearer token
-// "role-<name>" is an admin principal of that role, "user-x" a user. Admins
-// of roles below owner cannot be created over HTTP yet.
-type roleEngine struct{ api.Engine }
-
-func (e roleEngine) AuthenticateAdmin(raw string) (engine.Principal, error) {
-	if r, ok := strings.CutPrefix(raw, "role-"); ok {
-		return engine.Principal{Kind: engine.AdminPrincipal, ID: "adm_" + r, Email: r + "@example.com", Role: engine.ParseRole(r)}, nil
-	}
-	if u, ok := strings.CutPrefix(raw, "user-"); ok {
-		return engine.Principal{Kind: engine.User, ID: u, Collection: "users"}, nil
-	}
-	return e.Engine.AuthenticateAdmin(raw)
-}
 
 func TestAdminRolesOverHTTP(t *testing.T) {
 	t.Parallel()
-	s := apitest.Start(t, apitest.Options{WrapEngine: func(e api.Engine) api.Engine { return roleEngine{e} }})
+	s := apitest.Start(t, apitest.Options{})
+	// Real admins of every role, signed in; a real user.
+	tokens := map[string]string{"owner": s.AdminToken(t)}
+	for _, role := range []string{"viewer", "editor", "developer"} {
+		_, tokens[role] = newAdmin(t, s, role+"@example.com", role)
+	}
+	s.CreateCollection(t, usersCollection())
+	userToken := signUp(t, s, "someone@example.com")
 	s.CreateCollection(t, coll("posts", "base", []map[string]any{f("title", "text")}))
 	id := s.CreateRecord(t, "posts", map[string]any{"title": "x"})["id"].(string)
 	s.CreateCollection(t, coll("pub", "base", []map[string]any{f("title", "text"), f("secret", "text", "hidden", true)},
@@ -58,15 +48,26 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 		{"create record", http.MethodPost, "/api/v1/posts", func(string) any { return map[string]any{"title": "y"} }},
 		{"update record", http.MethodPatch, "/api/v1/posts/" + id, func(string) any { return map[string]any{"title": "z"} }},
 		{"legacy list records", http.MethodGet, "/api/collections/posts/records", nil},
+		{"list admins", http.MethodGet, "/api/v1/admin/admins", nil},
+		{"create admin", http.MethodPost, "/api/v1/admin/admins", func(r string) any {
+			return map[string]any{"email": "new-" + r + "@example.com", "password": adminPassword, "role": "viewer"}
+		}},
+		{"list API tokens", http.MethodGet, "/api/v1/admin/api-tokens", nil},
+		{"mint API token", http.MethodPost, "/api/v1/admin/api-tokens", func(string) any { return map[string]any{"name": "t", "scopes": []string{"read"}} }},
+		{"list sessions", http.MethodGet, "/api/v1/admin/security/sessions", nil},
+		{"audit log", http.MethodGet, "/api/v1/admin/audit-log", nil},
+		{"cluster state", http.MethodGet, "/api/v1/admin/cluster", nil},
+		{"snapshot", http.MethodPost, "/api/v1/admin/cluster/snapshot", nil},
+		{"list indexes", http.MethodGet, collectionsURL + "/posts/indexes", nil},
 	}
 	// A viewer is anonymous on record routes: posts has only null rules, so
 	// it gets the 403 of an admin-only collection.
 	want := map[string][]int{
-		//          lc  gc  cc   pc  gs  ps  m   lr  gr  cr   ur  llr
-		"viewer":    {ok, ok, no, no, no, no, ok, no, no, no, no, no},
-		"editor":    {ok, ok, no, no, no, no, ok, ok, ok, new, ok, ok},
-		"developer": {ok, ok, new, ok, no, no, ok, ok, ok, new, ok, ok},
-		"owner":     {ok, ok, new, ok, ok, ok, ok, ok, ok, new, ok, ok},
+		//          lc  gc  cc   pc  gs  ps  m   lr  gr  cr   ur  llr la  ca   lt  mt   ls  al  cs  sn  li
+		"viewer":    {ok, ok, no, no, no, no, ok, no, no, no, no, no, no, no, no, no, no, ok, ok, no, ok},
+		"editor":    {ok, ok, no, no, no, no, ok, ok, ok, new, ok, ok, no, no, no, no, no, ok, ok, no, ok},
+		"developer": {ok, ok, new, ok, no, no, ok, ok, ok, new, ok, ok, no, no, no, no, no, ok, ok, no, ok},
+		"owner":     {ok, ok, new, ok, ok, ok, ok, ok, ok, new, ok, ok, ok, new, ok, new, ok, ok, ok, ok, ok},
 	}
 	var sc []apitest.Scenario
 	for _, role := range []string{"viewer", "editor", "developer", "owner"} {
@@ -80,7 +81,7 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 				Method:         o.method,
 				URL:            o.url,
 				Body:           body,
-				Headers:        map[string]string{"Authorization": "Bearer role-" + role},
+				Headers:        bearer(tokens[role]),
 				ExpectedStatus: want[role][i],
 			}
 			if want[role][i] == no && !strings.Contains(o.url, "posts") {
@@ -94,40 +95,34 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 			Name:           "a developer may delete a collection",
 			Method:         http.MethodDelete,
 			URL:            collectionsURL + "/c_developer",
-			Headers:        map[string]string{"Authorization": "Bearer role-developer"},
+			Headers:        bearer(tokens["developer"]),
 			ExpectedStatus: del,
 		},
 		apitest.Scenario{
 			Name:           "an editor may not",
 			Method:         http.MethodDelete,
 			URL:            collectionsURL + "/c_owner",
-			Headers:        map[string]string{"Authorization": "Bearer role-editor"},
+			Headers:        bearer(tokens["editor"]),
 			ExpectedStatus: no,
 		},
 		apitest.Scenario{
 			Name:           "a viewer may not delete a record",
 			Method:         http.MethodDelete,
 			URL:            "/api/v1/posts/" + id,
-			Headers:        map[string]string{"Authorization": "Bearer role-viewer"},
-			ExpectedStatus: no,
-		},
-		apitest.Scenario{
-			Name:           "an admin without a role is refused everywhere",
-			URL:            collectionsURL,
-			Headers:        map[string]string{"Authorization": "Bearer role-root"},
+			Headers:        bearer(tokens["viewer"]),
 			ExpectedStatus: no,
 		},
 		apitest.Scenario{
 			Name:            "a user is not an admin",
 			URL:             collectionsURL,
-			Headers:         map[string]string{"Authorization": "Bearer user-u1"},
+			Headers:         bearer(userToken),
 			ExpectedStatus:  no,
 			ExpectedContent: []string{"Only admins can perform this action"},
 		},
 		apitest.Scenario{
 			Name:               "a viewer reads a public collection as anonymous: no hidden fields",
 			URL:                "/api/v1/pub/" + pub,
-			Headers:            map[string]string{"Authorization": "Bearer role-viewer"},
+			Headers:            bearer(tokens["viewer"]),
 			ExpectedStatus:     ok,
 			ExpectedContent:    []string{`"title":"p"`},
 			NotExpectedContent: []string{"secret"},
@@ -135,7 +130,7 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 		apitest.Scenario{
 			Name:            "an editor sees hidden fields",
 			URL:             "/api/v1/pub/" + pub,
-			Headers:         map[string]string{"Authorization": "Bearer role-editor"},
+			Headers:         bearer(tokens["editor"]),
 			ExpectedStatus:  ok,
 			ExpectedContent: []string{`"secret":"s"`},
 		},
@@ -143,7 +138,7 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 			Name:           "a viewer creates where the create rule is public",
 			Method:         http.MethodPost,
 			URL:            "/api/v1/pub",
-			Headers:        map[string]string{"Authorization": "Bearer role-viewer"},
+			Headers:        bearer(tokens["viewer"]),
 			Body:           map[string]any{"title": "q"},
 			ExpectedStatus: new,
 		},
@@ -151,7 +146,7 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 			Name:           "a viewer may not update where the update rule is null",
 			Method:         http.MethodPatch,
 			URL:            "/api/v1/pub/" + pub,
-			Headers:        map[string]string{"Authorization": "Bearer role-viewer"},
+			Headers:        bearer(tokens["viewer"]),
 			Body:           map[string]any{"title": "q"},
 			ExpectedStatus: no,
 		},
@@ -159,7 +154,7 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 			Name:           "an editor may delete a record",
 			Method:         http.MethodDelete,
 			URL:            "/api/v1/posts/" + id,
-			Headers:        map[string]string{"Authorization": "Bearer role-editor"},
+			Headers:        bearer(tokens["editor"]),
 			ExpectedStatus: del,
 		},
 	)

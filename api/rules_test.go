@@ -1,25 +1,41 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"svcd/api"
 	"svcd/api/apitest"
+	"svcd/engine"
 )
 
 // Access rules that are expressions (CONTRACT.md "Collections", docs/filters.md
 // "Rules"): a list returns the rows the view rule admits; a single record the
 // caller may not view is 404; a create, update or delete whose rule fails is
 // 403 (404 when the caller cannot view the row); an invalid rule denies;
-// admins bypass. Users are simulated by roleEngine (roles_test.go): the
-// bearer token "user-<id>" is a user whose @request.auth.id is <id>.
+// admins bypass. Users are simulated by userSimEngine: the bearer token
+// "user-<id>" is a user whose @request.auth.id is <id>, so the tables can
+// name short ids. (Real sign-up and sign-in are in auth_users_test.go; the
+// rule tables predate them and still use the simulation.)
+
+// userSimEngine is the real engine, except that a bearer token
+// "user-<id>" authenticates as a user of collection users with that id.
+type userSimEngine struct{ api.Engine }
+
+func (e userSimEngine) Authenticate(ctx context.Context, raw string) (engine.Principal, error) {
+	if u, ok := strings.CutPrefix(raw, "user-"); ok {
+		return engine.Principal{Kind: engine.User, ID: u, Collection: "users"}, nil
+	}
+	return e.Engine.Authenticate(ctx, raw)
+}
 
 func startWithUsers(t *testing.T) *apitest.Server {
 	t.Helper()
-	return apitest.Start(t, apitest.Options{WrapEngine: func(e api.Engine) api.Engine { return roleEngine{e} }})
+	return apitest.Start(t, apitest.Options{WrapEngine: func(e api.Engine) api.Engine { return userSimEngine{e} }})
 }
 
 // as returns the headers of caller: "" is anonymous, "admin" the admin,

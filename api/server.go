@@ -71,8 +71,14 @@ func New(opts Options) *Server {
 		// Signing in takes no credentials: a stale token sent along must
 		// not stop a client from getting a fresh one.
 		s.mountAdminAuth(r)
+		s.mountUserAuthOpen(r)
 		r.Group(func(r chi.Router) {
-			r.Use(s.authenticate, s.requireRole)
+			r.Use(s.authenticate)
+			s.mountUserAuth(r)
+		})
+		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate, s.audit, s.requireRole)
+			s.mountAdmins(r)
 			s.mountCollections(r)
 			s.mountIndexes(r)
 			s.mountCluster(r)
@@ -80,12 +86,12 @@ func New(opts Options) *Server {
 			s.mountMetrics(r)
 		})
 		r.Group(func(r chi.Router) {
-			r.Use(s.authenticate)
+			r.Use(s.authenticate, s.requireRecordScope)
 			s.mountRecords(r)
 		})
 	})
 	r.Route("/api/collections/{collection}/records", func(r chi.Router) {
-		r.Use(s.requireCaughtUp, s.consistency, s.authenticate)
+		r.Use(s.requireCaughtUp, s.consistency, s.authenticate, s.requireRecordScope)
 		s.mountLegacyRecords(r)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -21,6 +21,8 @@ type Admin struct {
 	Created int64  `json:"created"`
 	Updated int64  `json:"updated"`
 	hash    string
+	// tokensAfter: admin tokens issued before it (unix seconds) are refused.
+	tokensAfter int64
 }
 
 type adminSet struct {
@@ -86,7 +88,7 @@ func (e *Engine) prepareAdmin(email, plain, role string, setup bool) (*adminCrea
 // SetupAdmin creates the first admin (an owner) and signs it in. It fails
 // with 409 once any admin exists, decided at apply time so two racing
 // setups cannot both win.
-func (e *Engine) SetupAdmin(ctx context.Context, email, plain string) (*AdminSession, uint64, error) {
+func (e *Engine) SetupAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, uint64, error) {
 	if e.HasAdmin() {
 		return nil, 0, errAdminExists
 	}
@@ -102,8 +104,7 @@ func (e *Engine) SetupAdmin(ctx context.Context, email, plain string) (*AdminSes
 	if a == nil {
 		return nil, idx, Errorf(KindInternal, "admin not visible after commit")
 	}
-	s, err := e.issueAdminSession(a)
-	return s, idx, err
+	return e.openAdminSession(ctx, a, 0, client)
 }
 
 // CreateOwner creates an owner admin (the shell's `svcd admin create`).
@@ -121,17 +122,25 @@ func (e *Engine) CreateOwner(ctx context.Context, email, plain string) (*Admin, 
 
 // LoginAdmin checks credentials and issues an admin token. Unknown emails
 // cost the same hashing work as known ones.
-func (e *Engine) LoginAdmin(email, plain string) (*AdminSession, error) {
+func (e *Engine) LoginAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, error) {
+	key := lockoutKey("_admins", email, client.IP)
+	if d := e.lockedFor(ctx, key); d > 0 {
+		return nil, errLockedOut(d)
+	}
 	a := e.admins.Load().byEmail[strings.ToLower(strings.TrimSpace(email))]
 	if a == nil {
 		password.Burn(plain, e.pwParams)
+		e.loginFailed(ctx, key)
 		return nil, errInvalidCreds
 	}
 	ok, err := password.Verify(plain, a.hash)
 	if err != nil || !ok {
+		e.loginFailed(ctx, key)
 		return nil, errInvalidCreds
 	}
-	return e.issueAdminSession(a)
+	e.loginSucceeded(ctx, key)
+	s, _, err := e.openAdminSession(ctx, a, 0, client)
+	return s, err
 }
 
 func (e *Engine) windowSetting(key string, def time.Duration) time.Duration {
@@ -141,27 +150,15 @@ func (e *Engine) windowSetting(key string, def time.Duration) time.Duration {
 	return def
 }
 
-func (e *Engine) issueAdminSession(a *Admin) (*AdminSession, error) {
-	ttl := e.windowSetting("auth.admin.window_seconds", 7*24*time.Hour)
-	tok, _, err := e.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins"}, token.AudAdmin, e.now(), ttl)
+// signAdmin signs an admin token; authTime carries the original sign-in
+// time across refreshes (0: now). It returns the session and the jti.
+func (e *Engine) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
+	ttl := e.adminTTL()
+	tok, jti, err := e.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, e.now(), ttl)
 	if err != nil {
-		return nil, fmt.Errorf("engine: issue token: %w", err)
+		return nil, "", fmt.Errorf("engine: issue token: %w", err)
 	}
-	return &AdminSession{Token: tok, Admin: a, TTL: ttl}, nil
-}
-
-// AuthenticateAdmin verifies an admin token and returns the principal with
-// the admin's current role (role changes apply on the next request).
-func (e *Engine) AuthenticateAdmin(raw string) (Principal, error) {
-	c, err := e.signer.Verify(raw, token.AudAdmin)
-	if err != nil {
-		return Principal{}, Errorf(KindUnauthorized, "Invalid or expired token")
-	}
-	a := e.AdminByID(c.ID)
-	if a == nil {
-		return Principal{}, Errorf(KindUnauthorized, "Invalid or expired token")
-	}
-	return Principal{Kind: AdminPrincipal, ID: a.ID, Email: a.Email, Role: ParseRole(a.Role), TokenID: c.RegisteredClaims.ID}, nil
+	return &AdminSession{Token: tok, Admin: a, TTL: ttl}, jti, nil
 }
 
 func (e *Engine) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
@@ -193,14 +190,18 @@ func (e *Engine) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 func (e *Engine) reloadAdmins(ctx context.Context) error {
 	set := &adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}}
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
-		rows, err := r.Query(`SELECT id, email, password, role, created, updated FROM _svc_admins`)
+		cols := `id, email, password, role, created, updated, 0`
+		if e.version.Load() >= 2 {
+			cols = `id, email, password, role, created, updated, tokens_after`
+		}
+		rows, err := r.Query(`SELECT ` + cols + ` FROM _svc_admins`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			a := &Admin{}
-			if err := rows.Scan(&a.ID, &a.Email, &a.hash, &a.Role, &a.Created, &a.Updated); err != nil {
+			if err := rows.Scan(&a.ID, &a.Email, &a.hash, &a.Role, &a.Created, &a.Updated, &a.tokensAfter); err != nil {
 				return err
 			}
 			set.byID[a.ID] = a

@@ -17,9 +17,19 @@ const (
 	cmdRecordUpdate     fsm.Type = 21
 	cmdRecordDelete     fsm.Type = 22
 	cmdAdminCreate      fsm.Type = 30
+	cmdAdminUpdate      fsm.Type = 31
+	cmdAdminDelete      fsm.Type = 32
+	cmdAdminsLogout     fsm.Type = 33
+	cmdAdminSession     fsm.Type = 34
 	cmdSettingsPatch    fsm.Type = 40
 	cmdIndexCreate      fsm.Type = 50
 	cmdIndexDelete      fsm.Type = 51
+	cmdRevoke           fsm.Type = 60
+	cmdLockoutFail      fsm.Type = 61
+	cmdLockoutReset     fsm.Type = 62
+	cmdAPITokenCreate   fsm.Type = 63
+	cmdAPITokenDelete   fsm.Type = 64
+	cmdAudit            fsm.Type = 65
 )
 
 // Event kinds emitted by the engine's handlers.
@@ -28,6 +38,8 @@ const (
 	evSchema       = "schema"
 	evAdmins       = "admins"
 	evSettings     = "settings"
+	evRevoked      = "revoked"
+	evAPITokens    = "api_tokens"
 	EvRecordCreate = "record.create"
 	EvRecordUpdate = "record.update"
 	EvRecordDelete = "record.delete"
@@ -42,9 +54,19 @@ func (e *Engine) register(r *fsm.Registry) {
 	r.Register(cmdRecordUpdate, "record.update", e.applyRecordUpdate)
 	r.Register(cmdRecordDelete, "record.delete", e.applyRecordDelete)
 	r.Register(cmdAdminCreate, "admin.create", e.applyAdminCreate)
+	r.Register(cmdAdminUpdate, "admin.update", e.applyAdminUpdate)
+	r.Register(cmdAdminDelete, "admin.delete", e.applyAdminDelete)
+	r.Register(cmdAdminsLogout, "admins.logout", e.applyAdminsLogout)
+	r.Register(cmdAdminSession, "admin.session", e.applyAdminSession)
 	r.Register(cmdSettingsPatch, "settings.patch", e.applySettingsPatch)
 	r.Register(cmdIndexCreate, "index.create", e.applyIndexCreate)
 	r.Register(cmdIndexDelete, "index.delete", e.applyIndexDelete)
+	r.Register(cmdRevoke, "token.revoke", e.applyRevoke)
+	r.Register(cmdLockoutFail, "lockout.fail", e.applyLockoutFail)
+	r.Register(cmdLockoutReset, "lockout.reset", e.applyLockoutReset)
+	r.Register(cmdAPITokenCreate, "api_token.create", e.applyAPITokenCreate)
+	r.Register(cmdAPITokenDelete, "api_token.delete", e.applyAPITokenDelete)
+	r.Register(cmdAudit, "audit", e.applyAudit)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

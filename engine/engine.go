@@ -44,6 +44,8 @@ type Engine struct {
 	settings atomic.Pointer[map[string]string]
 	applied  *applyCache
 	version  atomic.Int64 // schema version of the internal tables
+	revoked  revokedSet
+	tokens   tokenSetPtr
 }
 
 // New builds the engine and registers its command handlers on the store's
@@ -79,9 +81,13 @@ func (e *Engine) SetProposer(p Proposer) { e.proposer = p }
 
 // onEvents rebuilds the caches that committed commands invalidated.
 func (e *Engine) onEvents(events []fsm.Event) {
-	var schema, admins, settings bool
+	var schema, admins, settings, revoked, tokens bool
 	for _, ev := range events {
 		switch ev.Kind {
+		case evAPITokens:
+			tokens = true
+		case evRevoked:
+			e.revoked.add(ev.Subject)
 		case evSchema:
 			schema = true
 		case evAdmins:
@@ -89,7 +95,7 @@ func (e *Engine) onEvents(events []fsm.Event) {
 		case evSettings:
 			settings = true
 		case fsm.KindRestore, evMigrate:
-			schema, admins, settings = true, true, true
+			schema, admins, settings, revoked, tokens = true, true, true, true, true
 			e.applied.reset()
 		}
 	}
@@ -114,6 +120,16 @@ func (e *Engine) onEvents(events []fsm.Event) {
 			e.log.Error("reload settings", "err", err)
 		}
 	}
+	if revoked && e.version.Load() >= 2 {
+		if err := e.reloadRevoked(ctx); err != nil {
+			e.log.Error("reload revoked tokens", "err", err)
+		}
+	}
+	if tokens && e.version.Load() >= 2 {
+		if err := e.reloadAPITokens(ctx); err != nil {
+			e.log.Error("reload API tokens", "err", err)
+		}
+	}
 }
 
 func (e *Engine) reloadAll(ctx context.Context) error {
@@ -125,6 +141,7 @@ func (e *Engine) reloadAll(ctx context.Context) error {
 	e.schema.Store(&schemaSet{byName: map[string]*collInfo{}, byID: map[string]*collInfo{}})
 	e.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
 	e.settings.Store(&map[string]string{})
+	e.tokens.Store(&apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}})
 	if v == 0 {
 		return nil
 	}
@@ -134,7 +151,16 @@ func (e *Engine) reloadAll(ctx context.Context) error {
 	if err := e.reloadAdmins(ctx); err != nil {
 		return err
 	}
-	return e.reloadSettings(ctx)
+	if err := e.reloadSettings(ctx); err != nil {
+		return err
+	}
+	if v >= 2 {
+		if err := e.reloadRevoked(ctx); err != nil {
+			return err
+		}
+		return e.reloadAPITokens(ctx)
+	}
+	return nil
 }
 
 // propose encodes payload as the command's JSON and commits it.

@@ -31,6 +31,25 @@ var migrations = [][]string{
 			updated INTEGER NOT NULL)`,
 		`CREATE TABLE _svc_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
 	},
+	2: {
+		// Revoked token ids, kept until the token would have expired.
+		`CREATE TABLE _svc_revoked (jti TEXT PRIMARY KEY, exp INTEGER NOT NULL) WITHOUT ROWID`,
+		// Failed logins per hashed (email, client IP), for the lockout.
+		`CREATE TABLE _svc_lockouts (key TEXT PRIMARY KEY, failures INTEGER NOT NULL,
+			locked_until INTEGER NOT NULL, updated INTEGER NOT NULL) WITHOUT ROWID`,
+		// Admin tokens issued before this (unix seconds) are refused:
+		// force-logout-all and password changes.
+		`ALTER TABLE _svc_admins ADD COLUMN tokens_after INTEGER NOT NULL DEFAULT 0`,
+		`CREATE TABLE _svc_admin_sessions (jti TEXT PRIMARY KEY, admin_id TEXT NOT NULL,
+			issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, ip TEXT NOT NULL,
+			user_agent TEXT NOT NULL) WITHOUT ROWID`,
+		`CREATE TABLE _svc_api_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
+			scopes TEXT NOT NULL, admin_id TEXT NOT NULL, created INTEGER NOT NULL,
+			expires_at INTEGER NOT NULL)`,
+		`CREATE TABLE _svc_audit (id INTEGER PRIMARY KEY, actor_id TEXT NOT NULL, actor_email TEXT NOT NULL,
+			method TEXT NOT NULL, path TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,
+			status INTEGER NOT NULL, ip TEXT NOT NULL, at INTEGER NOT NULL)`,
+	},
 }
 
 // SchemaVersion is the newest internal schema this binary knows.

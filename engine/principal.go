@@ -1,5 +1,7 @@
 package engine
 
+import "svcd/engine/token"
+
 // Role is an admin role; each includes the ones below it.
 type Role int
 
@@ -48,6 +50,11 @@ type Principal struct {
 	Role       Role
 	// TokenID is the jti of the credential used.
 	TokenID string
+	// Claims are the verified claims of the token used (nil when the
+	// caller sent none, or an API token).
+	Claims *token.Claims
+	// Scopes are an API token's scopes; nil for sessions.
+	Scopes []string
 	// AuthRecord holds the fields of an authenticated user's record, for
 	// @request.auth.* in rules.
 	AuthRecord map[string]any

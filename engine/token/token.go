@@ -50,7 +50,7 @@ func NewSigner(key []byte) (*Signer, error) {
 	}
 	return &Signer{
 		key:    append([]byte(nil), key...),
-		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(), jwt.WithIssuedAt()),
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithStrictDecoding()),
 	}, nil
 }
 
@@ -79,18 +79,27 @@ var ErrInvalid = errors.New("token: invalid")
 // Verify checks signature, issuer, expiry and that aud is among the token's
 // audiences, and returns its claims.
 func (s *Signer) Verify(raw, aud string) (*Claims, error) {
+	c, _, err := s.VerifyAny(raw, aud)
+	return c, err
+}
+
+// VerifyAny is Verify accepting any of auds; it returns the claims and
+// the audience that matched (the first of auds the token carries).
+func (s *Signer) VerifyAny(raw string, auds ...string) (*Claims, string, error) {
 	var c Claims
 	t, err := s.parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return s.key, nil })
-	if err == nil && !hasAudience(c.Audience, aud) {
-		err = errors.New("wrong audience")
-	}
 	if err != nil || !t.Valid {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if c.ID == "" {
-		return nil, fmt.Errorf("%w: no subject id", ErrInvalid)
+		return nil, "", fmt.Errorf("%w: no subject id", ErrInvalid)
 	}
-	return &c, nil
+	for _, a := range auds {
+		if hasAudience(c.Audience, a) {
+			return &c, a, nil
+		}
+	}
+	return nil, "", fmt.Errorf("%w: wrong audience", ErrInvalid)
 }
 
 func hasAudience(auds jwt.ClaimStrings, aud string) bool {

@@ -41,3 +41,38 @@ func TestIssueVerify(t *testing.T) {
 		t.Error("short key accepted")
 	}
 }
+
+func TestVerifyAny(t *testing.T) {
+	s, _ := NewSigner(make([]byte, 32))
+	now := time.Now()
+	tok, _, _ := s.Issue(Claims{ID: "u1"}, AudUser, now, time.Hour)
+	if c, aud, err := s.VerifyAny(tok, AudAdmin, AudUser); err != nil || aud != AudUser || c.ID != "u1" {
+		t.Fatalf("VerifyAny = %v %q %v", c, aud, err)
+	}
+	if _, _, err := s.VerifyAny(tok, AudAdmin, AudAPI); err == nil {
+		t.Fatal("a user token passed as admin or api")
+	}
+	other, _ := NewSigner([]byte("0123456789abcdef0123456789abcdef"))
+	if _, _, err := other.VerifyAny(tok, AudUser); err == nil {
+		t.Fatal("a token signed with another key passed")
+	}
+}
+
+// TestStrictSignatureEncoding: a signature whose last base64 character
+// differs only in bits the encoding does not use decodes to the same bytes;
+// strict decoding refuses it, so one token has exactly one spelling.
+func TestStrictSignatureEncoding(t *testing.T) {
+	s, _ := NewSigner(make([]byte, 32))
+	tok, _, _ := s.Issue(Claims{ID: "u1"}, AudUser, time.Now(), time.Hour)
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, tok[len(tok)-1])
+	// 32 signature bytes take 43 characters: the last one carries 4 bits
+	// and 2 unused ones.
+	twin := tok[:len(tok)-1] + string(alphabet[last^1])
+	if _, err := s.Verify(twin, AudUser); err == nil {
+		t.Fatal("a signature spelled with different unused bits verified")
+	}
+	if _, err := s.Verify(tok, AudUser); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -366,8 +366,10 @@ func (w *detWorkload) run(r *rand.Rand, n int, schemaOK bool) {
 			w.opDelete(r)
 		case p < 84:
 			w.opSettings(r)
-		case p < 88:
+		case p < 86:
 			w.opOwner(r)
+		case p < 90:
+			w.opAccess(r)
 		case schemaOK:
 			w.opSchema(r)
 		default:

@@ -1,0 +1,152 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+)
+
+// mountAdmins mounts admin management, API tokens, security and the audit
+// log (the role table gates each).
+func (s *Server) mountAdmins(r chi.Router) {
+	r.Get("/admin/admins", s.listAdmins)
+	r.Post("/admin/admins", s.createAdmin)
+	r.Patch("/admin/admins/{id}", s.updateAdmin)
+	r.Delete("/admin/admins/{id}", s.deleteAdmin)
+	r.Get("/admin/api-tokens", s.listAPITokens)
+	r.Post("/admin/api-tokens", s.mintAPIToken)
+	r.Delete("/admin/api-tokens/{id}", s.deleteAPIToken)
+	r.Get("/admin/security/sessions", s.listAdminSessions)
+	r.Delete("/admin/security/sessions/{jti}", s.revokeAdminSession)
+	r.Post("/admin/security/force-logout-all", s.forceLogoutAll)
+	r.Get("/admin/audit-log", s.auditLog)
+}
+
+func (s *Server) listAdmins(w http.ResponseWriter, r *http.Request) {
+	writeData(w, http.StatusOK, s.eng.Admins())
+}
+
+func (s *Server) createAdmin(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+		Role     string `json:"role"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	a, idx, err := s.eng.CreateAdmin(r.Context(), principal(r), in.Email, in.Password, in.Role)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, a)
+}
+
+func (s *Server) updateAdmin(w http.ResponseWriter, r *http.Request) {
+	var in engine.AdminPatch
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	a, idx, err := s.eng.UpdateAdmin(r.Context(), principal(r), chi.URLParam(r, "id"), in)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if in.Password != nil || in.Role != nil {
+		s.awaitEveryone(r.Context(), idx)
+	}
+	writeData(w, http.StatusOK, a)
+}
+
+func (s *Server) deleteAdmin(w http.ResponseWriter, r *http.Request) {
+	idx, err := s.eng.DeleteAdmin(r.Context(), chi.URLParam(r, "id"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.awaitEveryone(r.Context(), idx)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listAPITokens(w http.ResponseWriter, r *http.Request) {
+	writeData(w, http.StatusOK, s.eng.APITokens())
+}
+
+func (s *Server) mintAPIToken(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Name       string   `json:"name"`
+		Scopes     []string `json:"scopes"`
+		TTLSeconds int64    `json:"ttl_seconds"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	t, idx, err := s.eng.MintAPIToken(r.Context(), principal(r), in.Name, in.Scopes, in.TTLSeconds)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, t)
+}
+
+func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) {
+	idx, err := s.eng.DeleteAPIToken(r.Context(), chi.URLParam(r, "id"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.awaitEveryone(r.Context(), idx)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) listAdminSessions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.eng.AdminSessions(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, list)
+}
+
+func (s *Server) revokeAdminSession(w http.ResponseWriter, r *http.Request) {
+	idx, err := s.eng.RevokeAdminSession(r.Context(), chi.URLParam(r, "jti"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.awaitEveryone(r.Context(), idx)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) forceLogoutAll(w http.ResponseWriter, r *http.Request) {
+	idx, err := s.eng.LogoutAllAdmins(r.Context())
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.awaitEveryone(r.Context(), idx)
+	s.setAuthCookie(w, adminCookie, "", -1)
+	writeData(w, http.StatusOK, map[string]any{"logged_out": true})
+}
+
+func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) {
+	page, err := s.eng.AuditLog(r.Context(), queryInt(r, "page", 1), queryInt(r, "perPage", engine.DefaultPerPage))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, page)
+}

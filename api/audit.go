@@ -1,0 +1,80 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"svcd/engine"
+)
+
+// audit records every admin write (POST, PUT, PATCH, DELETE under
+// /api/v1/admin/), failed ones included, once the handler has answered.
+// It runs after authentication (the actor is known; a request without
+// valid credentials is no admin's action) and before the role check (a
+// refused attempt is recorded). Sign-in, setup and logout are not under
+// it. The entry goes through the log like any write; a failure to record
+// is logged, never shown to the client, whose request is already done.
+func (s *Server) audit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions ||
+			!strings.HasPrefix(r.URL.Path, "/api/v1/admin/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		p := principal(r)
+		action, target := auditAction(r.Method, r.URL.Path)
+		entry := engine.AuditEntry{
+			ActorID: p.ID, ActorEmail: p.Email, Method: r.Method, Path: r.URL.Path,
+			Action: action, Target: target, Status: rec.status,
+		}
+		if s.proxiesConfigured() {
+			entry.IP = s.clientIP(r)
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+		defer cancel()
+		if err := s.eng.Audit(ctx, entry); err != nil {
+			s.log.Warn("audit: could not record an admin action", "action", action, "err", err)
+		}
+	})
+}
+
+// auditAction names an admin write from its path: "<resource>.<verb>"
+// (collections.delete, settings.update, admins.create), or the action the
+// path names (cluster.snapshot, security.force_logout_all); the target is
+// the resource's id or name when the path has one.
+func auditAction(method, path string) (action, target string) {
+	segs := strings.Split(strings.Trim(strings.TrimPrefix(path, "/api/v1/admin/"), "/"), "/")
+	resource := strings.ReplaceAll(segs[0], "-", "_")
+	verb := map[string]string{http.MethodPost: "create", http.MethodPut: "update", http.MethodPatch: "update", http.MethodDelete: "delete"}[method]
+	switch {
+	case resource == "security" && len(segs) >= 2 && segs[1] == "sessions":
+		action = "security.sessions.revoke"
+		if len(segs) >= 3 {
+			target = segs[2]
+		}
+		return action, target
+	case resource == "cluster" && len(segs) >= 2 && segs[1] == "members":
+		if len(segs) >= 3 {
+			target = segs[2]
+		}
+		return "cluster.members." + verb, target
+	case (resource == "security" || resource == "cluster") && len(segs) >= 2:
+		return resource + "." + strings.ReplaceAll(segs[1], "-", "_"), ""
+	case resource == "collections" && len(segs) >= 3 && segs[2] == "indexes":
+		return "indexes." + verb, segs[1]
+	}
+	if len(segs) >= 2 {
+		target = segs[1]
+	}
+	return resource + "." + verb, target
+}
+
+// proxiesConfigured reports whether trusted proxies are set: only then is
+// the client address worth recording (SPEC.md).
+func (s *Server) proxiesConfigured() bool {
+	return len(s.proxies.list(s.eng.Setting(trustedProxiesSetting)).prefixes) > 0
+}

@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"svcd/engine/password"
+	"svcd/engine/schema"
+	"svcd/engine/token"
+	"svcd/fsm"
+)
+
+// UserSession is the answer to a user sign-in: a token and the record.
+type UserSession struct {
+	Token  string          `json:"token"`
+	Record json.RawMessage `json:"record"`
+	// TTL is the token lifetime, for the cookie's Max-Age.
+	TTL time.Duration `json:"-"`
+}
+
+// Anonymous and impersonation session lifetimes (SPEC.md).
+const (
+	anonymousTTL     = 30 * 24 * time.Hour
+	impersonationTTL = time.Hour
+)
+
+var (
+	errNotAuthCollection = &Error{Kind: KindNotFound, Message: "Auth collection not found"}
+	errBadToken          = &Error{Kind: KindUnauthorized, Message: "Invalid or expired token"}
+)
+
+// authCollection returns the auth collection name (or id).
+func (e *Engine) authCollection(name string) (*collInfo, error) {
+	ci := e.collection(name)
+	if ci == nil || ci.Type != schema.TypeAuth {
+		return nil, errNotAuthCollection
+	}
+	return ci, nil
+}
+
+// AuthFeature reports whether feature (password, otp, anonymous, mfa,
+// oauth2) is on for ci: the global auth.<feature>.enabled setting (for the
+// features that have one) ANDed with the collection's auth_options.
+func (e *Engine) authFeature(ci *collInfo, feature string) bool {
+	o := ci.AuthOptions
+	if o == nil {
+		o = schema.DefaultAuthOptions()
+	}
+	switch feature {
+	case "password":
+		return o.Password
+	case "otp":
+		return o.OTP && e.SettingBool("auth.otp.enabled")
+	case "anonymous":
+		return o.Anonymous && e.SettingBool("auth.anonymous.enabled")
+	case "mfa":
+		return o.MFA && e.SettingBool("auth.mfa.enabled")
+	case "oauth2":
+		return o.OAuth2
+	}
+	return e.SettingBool("auth." + feature + ".enabled")
+}
+
+func errFeatureOff(what string) *Error {
+	return &Error{Kind: KindValidation, Message: what + " is disabled"}
+}
+
+// Register creates an account in auth collection name, under the
+// collection's create rule (CreateRecord's checks apply).
+func (e *Engine) Register(ctx context.Context, p Principal, name string, body []byte) (*Record, uint64, error) {
+	ci, err := e.authCollection(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !e.authFeature(ci, "password") {
+		return nil, 0, errFeatureOff("Password sign-up")
+	}
+	return e.CreateRecord(ctx, p, ci.Name, body)
+}
+
+// LoginUser checks an email and password against auth collection name and
+// opens a session. ip is the client address, for the lockout. Unknown
+// emails cost the same hashing work as known ones.
+func (e *Engine) LoginUser(ctx context.Context, name, email, plain, ip string) (*UserSession, error) {
+	ci, err := e.authCollection(name)
+	if err != nil {
+		return nil, err
+	}
+	if !e.authFeature(ci, "password") {
+		return nil, errFeatureOff("Password sign-in")
+	}
+	key := lockoutKey(ci.ID, email, ip)
+	if d := e.lockedFor(ctx, key); d > 0 {
+		return nil, errLockedOut(d)
+	}
+	row, err := e.userByEmail(ctx, ci, email)
+	if err != nil {
+		return nil, err
+	}
+	hash := ""
+	if row != nil && !asBool(row[ci.rowIndex("is_anonymous")]) {
+		hash, _ = row[ci.rowIndex("password")].(string)
+	}
+	if hash == "" {
+		password.Burn(plain, e.pwParams)
+		e.loginFailed(ctx, key)
+		return nil, errInvalidCreds
+	}
+	if ok, err := password.Verify(plain, hash); err != nil || !ok {
+		e.loginFailed(ctx, key)
+		return nil, errInvalidCreds
+	}
+	e.loginSucceeded(ctx, key)
+	return e.issueUserSession(ci, row, 0, "")
+}
+
+// userByEmail reads an account by email (case-insensitive); nil if none.
+func (e *Engine) userByEmail(ctx context.Context, ci *collInfo, email string) ([]any, error) {
+	return e.userWhere(ctx, ci, `email = ? COLLATE NOCASE`, email)
+}
+
+// userByID reads an account by id; nil if none.
+func (e *Engine) userByID(ctx context.Context, ci *collInfo, id string) ([]any, error) {
+	return e.userWhere(ctx, ci, `id = ?`, id)
+}
+
+func (e *Engine) userWhere(ctx context.Context, ci *collInfo, cond string, arg any) ([]any, error) {
+	var row []any
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		var err error
+		row, err = ci.scanRow(r.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" AS _r WHERE "+cond, arg).Scan)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return row, err
+}
+
+// issueUserSession signs a user token for row; authTime carries the
+// original sign-in time across refreshes (0: now), impersonator marks an
+// admin's impersonation token.
+func (e *Engine) issueUserSession(ci *collInfo, row []any, authTime int64, impersonator string) (*UserSession, error) {
+	anon := asBool(row[ci.rowIndex("is_anonymous")])
+	ttl := e.windowSetting("auth.user.window_seconds", 7*24*time.Hour)
+	switch {
+	case impersonator != "":
+		ttl = impersonationTTL
+	case anon:
+		ttl = anonymousTTL
+	}
+	email, _ := row[ci.rowIndex("email")].(string)
+	c := token.Claims{ID: asString(row[0]), Email: email, Collection: ci.ID, Anonymous: anon, ImpersonatedBy: impersonator, AuthTime: authTime}
+	tok, _, err := e.signer.Issue(c, token.AudUser, e.now(), ttl)
+	if err != nil {
+		return nil, fmt.Errorf("engine: issue token: %w", err)
+	}
+	return &UserSession{Token: tok, Record: ci.appendRecord(nil, row, false, nil), TTL: ttl}, nil
+}
+
+// Authenticate verifies a bearer token (admin or user) and returns the
+// caller: signature, issuer, audience, expiry, revocation, the account
+// still existing, and for users that the password was not reset after the
+// token was issued. Admins get their current role.
+func (e *Engine) Authenticate(ctx context.Context, raw string) (Principal, error) {
+	if strings.HasPrefix(raw, APITokenPrefix) {
+		return e.authenticateAPIToken(raw)
+	}
+	c, aud, err := e.signer.VerifyAny(raw, token.AudAdmin, token.AudUser)
+	if err != nil || e.revoked.has(c.RegisteredClaims.ID) {
+		return Principal{}, errBadToken
+	}
+	if aud == token.AudAdmin {
+		a := e.AdminByID(c.ID)
+		if a == nil || c.IssuedAt == nil || c.IssuedAt.Unix() < a.tokensAfter {
+			return Principal{}, errBadToken
+		}
+		return Principal{Kind: AdminPrincipal, ID: a.ID, Email: a.Email, Role: ParseRole(a.Role), TokenID: c.RegisteredClaims.ID, Claims: c}, nil
+	}
+	ci, err := e.authCollection(c.Collection)
+	if err != nil {
+		return Principal{}, errBadToken
+	}
+	row, err := e.userByID(ctx, ci, c.ID)
+	if err != nil {
+		return Principal{}, err
+	}
+	if row == nil {
+		return Principal{}, errBadToken
+	}
+	if reset := asInt64(row[ci.rowIndex("password_reset_at")]); reset > 0 && c.IssuedAt != nil && reset > c.IssuedAt.Unix() {
+		return Principal{}, errBadToken
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(ci.appendRecord(nil, row, false, nil), &fields); err != nil {
+		return Principal{}, err
+	}
+	email, _ := row[ci.rowIndex("email")].(string)
+	return Principal{Kind: User, ID: c.ID, Email: email, Collection: ci.Name, TokenID: c.RegisteredClaims.ID, Claims: c, AuthRecord: fields}, nil
+}
+
+// RefreshedSession is a new token for the caller's session, with the user
+// record or the admin.
+type RefreshedSession struct {
+	Token  string          `json:"token"`
+	Record json.RawMessage `json:"record,omitempty"`
+	Admin  *Admin          `json:"admin,omitempty"`
+	TTL    time.Duration   `json:"-"`
+}
+
+var errSessionTooOld = &Error{Kind: KindUnauthorized, Message: "The session is too old to refresh; sign in again"}
+
+// Refresh issues a new token for p's session (a new jti and expiry, the
+// original sign-in time kept) and revokes the old one. A session whose
+// sign-in is older than auth.refresh.window_seconds must sign in again.
+func (e *Engine) Refresh(ctx context.Context, p Principal) (*RefreshedSession, uint64, error) {
+	if p.Claims == nil || p.Kind == Anonymous {
+		return nil, 0, errAuthRequired
+	}
+	window := e.windowSetting("auth.refresh.window_seconds", 7*24*time.Hour)
+	authTime := p.Claims.AuthTime
+	if authTime == 0 && p.Claims.IssuedAt != nil {
+		authTime = p.Claims.IssuedAt.Unix()
+	}
+	if e.now().Sub(time.Unix(authTime, 0)) > window {
+		return nil, 0, errSessionTooOld
+	}
+	var out *RefreshedSession
+	switch p.Kind {
+	case AdminPrincipal:
+		a := e.AdminByID(p.ID)
+		if a == nil {
+			return nil, 0, errBadToken
+		}
+		s, _, err := e.openAdminSession(ctx, a, authTime, ClientInfo{})
+		if err != nil {
+			return nil, 0, err
+		}
+		out = &RefreshedSession{Token: s.Token, Admin: a, TTL: s.TTL}
+	default:
+		ci, err := e.authCollection(p.Claims.Collection)
+		if err != nil {
+			return nil, 0, errBadToken
+		}
+		row, err := e.userByID(ctx, ci, p.ID)
+		if err != nil || row == nil {
+			return nil, 0, errBadToken
+		}
+		s, err := e.issueUserSession(ci, row, authTime, p.Claims.ImpersonatedBy)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = &RefreshedSession{Token: s.Token, Record: s.Record, TTL: s.TTL}
+	}
+	idx, err := e.Revoke(ctx, revokedOf(p.Claims))
+	return out, idx, err
+}
+
+// Logout revokes the token p signed in with.
+func (e *Engine) Logout(ctx context.Context, p Principal) (uint64, error) {
+	if p.Claims == nil {
+		return 0, errAuthRequired
+	}
+	return e.Revoke(ctx, revokedOf(p.Claims))
+}
+
+func revokedOf(c *token.Claims) RevokedToken {
+	t := RevokedToken{JTI: c.RegisteredClaims.ID}
+	if c.ExpiresAt != nil {
+		t.Exp = c.ExpiresAt.Unix()
+	}
+	return t
+}
+
+// Me describes the caller's token.
+type Me struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Aud   string `json:"aud"`
+	Exp   int64  `json:"exp"`
+}
+
+// WhoAmI describes p (SPEC.md's GET /auth/me).
+func WhoAmI(p Principal) (*Me, error) {
+	if p.Claims == nil || p.Kind == Anonymous {
+		return nil, errAuthRequired
+	}
+	m := &Me{ID: p.ID, Email: p.Email}
+	if len(p.Claims.Audience) > 0 {
+		m.Aud = p.Claims.Audience[0]
+	}
+	if p.Claims.ExpiresAt != nil {
+		m.Exp = p.Claims.ExpiresAt.Unix()
+	}
+	return m, nil
+}
+
+var errAuthRequired = &Error{Kind: KindUnauthorized, Message: "The request requires valid authorization"}
+
+func asBool(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case int64:
+		return x != 0
+	}
+	return false
+}
+
+func asInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
