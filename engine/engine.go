@@ -28,6 +28,8 @@ type Options struct {
 	Logger *slog.Logger
 	// PasswordParams are the argon2id costs for new hashes.
 	PasswordParams password.Params
+	// Outbound makes HTTP requests to the outside through the SSRF guard.
+	Outbound Outbound
 }
 
 // Engine is the domain service of one node.
@@ -38,6 +40,7 @@ type Engine struct {
 	now      func() time.Time
 	log      *slog.Logger
 	pwParams password.Params
+	outbound Outbound
 
 	schema   atomic.Pointer[schemaSet]
 	admins   atomic.Pointer[adminSet]
@@ -66,6 +69,7 @@ func New(opts Options) (*Engine, error) {
 		now:      opts.Clock,
 		log:      opts.Logger,
 		pwParams: opts.PasswordParams,
+		outbound: opts.Outbound,
 		applied:  newApplyCache(),
 	}
 	e.register(opts.Store.Registry())
