@@ -27,7 +27,9 @@ type Options struct {
 	// Digest hashes every table of the replica (admin cluster digest).
 	Digest func(ctx context.Context) (map[string]string, uint64, error)
 	Logger *slog.Logger
+	// RateLimit installs the rate limiter (SVC_RATE_ENABLED; off when zero);
 	// TrustedProxies lists peers whose X-Forwarded-For is believed.
+	RateLimit      bool
 	TrustedProxies string
 }
 
@@ -45,6 +47,7 @@ type Server struct {
 	started    time.Time
 	pid        int
 	router     chi.Router
+	rate       *rateLimiter // nil when off
 	proxies    *proxyTrust
 }
 
@@ -61,9 +64,9 @@ func New(opts Options) *Server {
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(),
 	}
-	s.proxies = newProxyTrust(opts.TrustedProxies, opts.Logger)
+	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead)
+	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
 	r.Post("/_/join", s.join)
 	r.Route("/api/v1", func(r chi.Router) {
