@@ -160,5 +160,8 @@ func (e *Engine) checkPasswordPolicy(p string) string {
 	if len(missing) > 0 {
 		return "must contain " + strings.Join(missing, ", ")
 	}
+	if e.SettingBool("password.hibp_check") && e.breached(p) {
+		return "appears in a known data breach; choose another"
+	}
 	return ""
 }

@@ -42,6 +42,7 @@ var settingDefaults = map[string]string{
 	"password.require_digit":              "0",
 	"password.require_symbol":             "0",
 	"password.hibp_check":                 "0",
+	"password.hibp_url":                   "https://api.pwnedpasswords.com/range/",
 	"auth.user.window_seconds":            "604800",
 	"auth.admin.window_seconds":           "604800",
 	"auth.file.window_seconds":            "3600",

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"svcd/api/egress"
 	"svcd/cluster"
 	"svcd/engine"
 	"svcd/engine/password"
@@ -102,7 +103,11 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		return nil, err
 	}
 	faults, clock := faultHooks(log, cfg.DataDir)
-	eng, err := engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock})
+	// The guard reads the replicated settings; it dials only after the
+	// engine exists.
+	var eng *engine.Engine
+	guard := egress.New(func(k string) string { return eng.Setting(k) })
+	eng, err = engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard})
 	if err != nil {
 		store.Close()
 		return nil, err
