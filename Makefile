@@ -67,7 +67,7 @@ BENCH_CLIENTS ?= 16 32
 BENCH_DURATION ?= 10s
 bench-e2e: build
 	@dir=$$(mktemp -d); \
-	SVC_DATA_DIR=$$dir SVC_LOG_LEVEL=warn ./$(BIN) serve --http 127.0.0.1:18555 >$$dir/svcd.log 2>&1 & pid=$$!; \
+	SVC_DATA_DIR=$$dir SVC_LOG_LEVEL=warn SVC_RATE_ENABLED=0 ./$(BIN) serve --http 127.0.0.1:18555 >$$dir/svcd.log 2>&1 & pid=$$!; \
 	trap "kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -rf $$dir" EXIT; \
 	for i in $$(seq 50); do curl -sf 127.0.0.1:18555/_/ready >/dev/null && break; sleep 0.1; done; \
 	for c in $(BENCH_CLIENTS); do \
@@ -85,7 +85,7 @@ bench-e2e: build
 BENCH_CLUSTER_DURATION ?= 8s
 BENCH_NODES := http://127.0.0.1:18601,http://127.0.0.1:18602,http://127.0.0.1:18603
 bench-cluster: build
-	@dir=$$(mktemp -d); export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM SVC_LOG_LEVEL=warn; \
+	@dir=$$(mktemp -d); export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM SVC_LOG_LEVEL=warn SVC_RATE_ENABLED=0; \
 	SVC_DATA_DIR=$$dir/n1 ./$(BIN) serve --http 127.0.0.1:18601 --node-id n1 --raft-addr 127.0.0.1:18611 --bootstrap >$$dir/n1.log 2>&1 & p1=$$!; \
 	sleep 1.5; \
 	SVC_DATA_DIR=$$dir/n2 ./$(BIN) serve --http 127.0.0.1:18602 --node-id n2 --raft-addr 127.0.0.1:18612 --join http://127.0.0.1:18601 >$$dir/n2.log 2>&1 & p2=$$!; \

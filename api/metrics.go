@@ -17,5 +17,8 @@ func (s *Server) metricsSnapshot(w http.ResponseWriter, r *http.Request) {
 		out = s.stats()
 	}
 	out["pid"] = s.pid
+	if s.rate != nil {
+		out["rate_limited"] = s.rate.limited.Load()
+	}
 	writeData(w, http.StatusOK, out)
 }

@@ -3,6 +3,7 @@ package jepsen_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"svcd/jepsen/harness"
@@ -57,7 +58,7 @@ func TestAuthAcrossNodes(t *testing.T) {
 	}
 	for _, cl := range []*harnessClient{{"n1", a}, {"n2", b}, {"n3", cc}} {
 		resp, err := cl.c.Do(ctx, "POST", "/api/v1/auth/users/login", map[string]any{"email": "x@example.com", "password": "a-long-password-1"})
-		if err != nil || resp.Status != http.StatusTooManyRequests {
+		if err != nil || resp.Status != http.StatusTooManyRequests || !strings.Contains(string(resp.Body), "failed login attempts") {
 			t.Fatalf("%s after 3 failures across the nodes: %v %v", cl.name, resp, err)
 		}
 	}

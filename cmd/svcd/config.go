@@ -33,6 +33,8 @@ type config struct {
 	logLevel   slog.Level
 	jwtSecret  string
 	setupKey   string
+	rateLimit  bool   // SVC_RATE_ENABLED, on unless "0"
+	proxies    string // SVC_TRUSTED_PROXIES
 
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
@@ -85,6 +87,7 @@ func parseServeFlags(args []string) (*config, error) {
 	}
 	c.jwtSecret = os.Getenv("SVC_JWT_SECRET")
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
+	c.rateLimit, c.proxies = os.Getenv("SVC_RATE_ENABLED") != "0", os.Getenv("SVC_TRUSTED_PROXIES")
 	var err error
 	if c.snapshotThreshold, err = envUint("SVC_RAFT_SNAPSHOT_THRESHOLD"); err != nil {
 		return nil, err

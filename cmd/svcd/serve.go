@@ -55,6 +55,7 @@ func runServe(args []string) error {
 	srv := api.New(api.Options{
 		Engine: st.Engine, Node: st.Node, Stats: st.Stats, SetupKey: cfg.setupKey, Logger: log,
 		ClusterKey: cfg.clusterKey, Secrets: st.Secrets, Region: cfg.region, Digest: st.Digest,
+		RateLimit: cfg.rateLimit, TrustedProxies: cfg.proxies,
 	})
 	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {

@@ -136,7 +136,9 @@ func (n *Node) launch(t testing.TB) {
 		// ip execs the binary after entering the namespace: same pid.
 		cmd = exec.Command("ip", append([]string{"netns", "exec", n.Netns, n.Bin}, args...)...)
 	}
-	cmd.Env = append(cleanEnv(), "SVC_DATA_DIR="+n.dataDir)
+	// The rate limiter keys anonymous clients by address, and every test
+	// client shares one: tests that want it pass SVC_RATE_ENABLED=1.
+	cmd.Env = append(cleanEnv(), "SVC_DATA_DIR="+n.dataDir, "SVC_RATE_ENABLED=0")
 	cmd.Env = append(cmd.Env, n.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()
