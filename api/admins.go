@@ -21,6 +21,7 @@ func (s *Server) mountAdmins(r chi.Router) {
 	r.Get("/admin/security/sessions", s.listAdminSessions)
 	r.Delete("/admin/security/sessions/{jti}", s.revokeAdminSession)
 	r.Post("/admin/security/force-logout-all", s.forceLogoutAll)
+	r.Get("/admin/security/fingerprints", s.fingerprints)
 	r.Get("/admin/audit-log", s.auditLog)
 }
 
@@ -149,4 +150,16 @@ func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeData(w, http.StatusOK, page)
+}
+
+func (s *Server) fingerprints(w http.ResponseWriter, r *http.Request) {
+	out := map[string]any{"jwt": nil, "encryption": nil}
+	if s.prints != nil {
+		jwt, enc := s.prints()
+		out["jwt"] = jwt
+		if enc != "" {
+			out["encryption"] = enc
+		}
+	}
+	writeData(w, http.StatusOK, out)
 }

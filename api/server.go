@@ -28,6 +28,9 @@ type Options struct {
 	Digest func(ctx context.Context) (map[string]string, uint64, error)
 	Logger *slog.Logger
 	// RateLimit installs the rate limiter (SVC_RATE_ENABLED; off when zero);
+	// Fingerprints identify the signing and encryption keys (sha256:...;
+	// encryption "" without a key).
+	Fingerprints func() (jwt, encryption string)
 	// TrustedProxies lists peers whose X-Forwarded-For is believed.
 	RateLimit      bool
 	TrustedProxies string
@@ -48,6 +51,7 @@ type Server struct {
 	pid        int
 	router     chi.Router
 	rate       *rateLimiter // nil when off
+	prints     func() (jwt, encryption string)
 	proxies    *proxyTrust
 }
 
@@ -62,7 +66,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		eng: opts.Engine, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
-		log: opts.Logger, started: time.Now(), pid: os.Getpid(),
+		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints,
 	}
 	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
 	r := chi.NewRouter()

@@ -137,8 +137,11 @@ func (e *Engine) validateFields(c *schema.Collection, old *collInfo, d map[strin
 				d[key+".collection"] = "a relation cannot target a view collection"
 			}
 		}
-		if f.Encrypted {
-			d[key+".encrypted"] = "encryption at rest is not supported yet"
+		switch {
+		case f.Encrypted && e.keyring == nil:
+			d[key+".encrypted"] = "needs an encryption key: start the node with SVC_ENCRYPTION_KEY"
+		case f.Encrypted && f.Unique:
+			d[key+".encrypted"] = "unique and encrypted cannot both be set (each sealed value differs)"
 		}
 		lower := strings.ToLower(f.Name)
 		if seen[lower] {

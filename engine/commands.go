@@ -24,6 +24,7 @@ const (
 	cmdSettingsPatch    fsm.Type = 40
 	cmdIndexCreate      fsm.Type = 50
 	cmdIndexDelete      fsm.Type = 51
+	cmdRotateKey        fsm.Type = 55
 	cmdRevoke           fsm.Type = 60
 	cmdLockoutFail      fsm.Type = 61
 	cmdLockoutReset     fsm.Type = 62
@@ -61,6 +62,7 @@ func (e *Engine) register(r *fsm.Registry) {
 	r.Register(cmdSettingsPatch, "settings.patch", e.applySettingsPatch)
 	r.Register(cmdIndexCreate, "index.create", e.applyIndexCreate)
 	r.Register(cmdIndexDelete, "index.delete", e.applyIndexDelete)
+	r.Register(cmdRotateKey, "key.rotate", e.applyRotateKey)
 	r.Register(cmdRevoke, "token.revoke", e.applyRevoke)
 	r.Register(cmdLockoutFail, "lockout.fail", e.applyLockoutFail)
 	r.Register(cmdLockoutReset, "lockout.reset", e.applyLockoutReset)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"svcd/engine/crypt"
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
@@ -30,6 +31,9 @@ type Options struct {
 	PasswordParams password.Params
 	// Outbound makes HTTP requests to the outside through the SSRF guard.
 	Outbound Outbound
+	// Keyring seals secret settings and encrypted fields (nil: no
+	// encryption key, values are stored as they are).
+	Keyring *crypt.Keyring
 }
 
 // Engine is the domain service of one node.
@@ -41,6 +45,7 @@ type Engine struct {
 	log      *slog.Logger
 	pwParams password.Params
 	outbound Outbound
+	keyring  *crypt.Keyring
 
 	schema   atomic.Pointer[schemaSet]
 	admins   atomic.Pointer[adminSet]
@@ -70,6 +75,7 @@ func New(opts Options) (*Engine, error) {
 		log:      opts.Logger,
 		pwParams: opts.PasswordParams,
 		outbound: opts.Outbound,
+		keyring:  opts.Keyring,
 		applied:  newApplyCache(),
 	}
 	e.register(opts.Store.Registry())

@@ -52,7 +52,7 @@ func (ci *collInfo) appendRecordExpanded(buf []byte, row []any, admin bool, proj
 		buf = append(buf, ',')
 		buf = schema.AppendJSONString(buf, f.Name)
 		buf = append(buf, ':')
-		buf = f.typ.AppendJSON(buf, f.Field, row[3+i])
+		buf = f.typ.AppendJSON(buf, f.Field, ci.open(row[3+i]))
 	}
 	if expand != nil {
 		buf = append(buf, `,"expand":`...)

@@ -119,7 +119,7 @@ func (ci *collInfo) sortColumn(name string, admin bool) string {
 		return ""
 	}
 	for _, f := range ci.fields {
-		if f.Name == name && !f.private && (admin || !f.Hidden) {
+		if f.Name == name && !f.private && !f.Encrypted && (admin || !f.Hidden) {
 			return f.col
 		}
 	}

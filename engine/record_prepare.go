@@ -115,6 +115,9 @@ func systemFieldWritable(f *fieldInfo, admin bool) bool {
 // normalize validates one value and hashes passwords.
 func (e *Engine) normalize(f *fieldInfo, in any) (any, string) {
 	stored, msg := schema.NormalizeValue(f.Field, in)
+	if msg == "" && stored != nil && f.Encrypted {
+		return e.seal(stored)
+	}
 	if msg != "" || stored == nil || f.Type != schema.FieldPassword {
 		return stored, msg
 	}

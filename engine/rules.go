@@ -111,7 +111,7 @@ func (ci *collInfo) filterColl() *filter.Collection {
 	for _, f := range ci.fields {
 		fc.Fields = append(fc.Fields, &filter.FieldDef{
 			Name: f.Name, Type: f.Type, Multiple: f.Multiple, Target: f.Collection,
-			Hidden: f.Hidden, Private: f.private || f.Type == schema.FieldVector,
+			Hidden: f.Hidden, Private: f.private || f.Type == schema.FieldVector || f.Encrypted,
 		})
 	}
 	ci.fc.Store(fc)

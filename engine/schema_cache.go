@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"svcd/engine/crypt"
 	"sync/atomic"
 
 	"svcd/engine/filter"
@@ -25,7 +26,10 @@ type collInfo struct {
 	defaultSort string
 	rulesUse    rulesUse // computed once: rule context kept per write
 	viewCols    []string // view collections: the query's columns
-	fc          atomic.Pointer[filter.Collection]
+	// keyring opens sealed values when records are rendered (set on the
+	// engine's cache only; apply never opens anything).
+	keyring *crypt.Keyring
+	fc      atomic.Pointer[filter.Collection]
 }
 
 type fieldInfo struct {
@@ -164,6 +168,7 @@ func (e *Engine) reloadSchema(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			ci.keyring = e.keyring
 			set.byID[ci.ID] = ci
 			set.byName[strings.ToLower(ci.Name)] = ci
 			set.list = append(set.list, ci)

@@ -171,6 +171,13 @@ func (e *Engine) PatchSettings(ctx context.Context, body []byte) (map[string]str
 	if msg := validateSettingValues(cmd.Set); len(msg) > 0 {
 		return nil, 0, ValidationError(msg)
 	}
+	for k, v := range cmd.Set {
+		sealed, err := e.sealSetting(k, v)
+		if err != nil {
+			return nil, 0, Errorf(KindInternal, "could not encrypt %s", k)
+		}
+		cmd.Set[k] = sealed
+	}
 	_, idx, err := e.propose(ctx, cmdSettingsPatch, cmd)
 	if err != nil {
 		return nil, idx, err
@@ -244,7 +251,7 @@ func (e *Engine) reloadSettings(ctx context.Context) error {
 			if err := rows.Scan(&k, &v); err != nil {
 				return err
 			}
-			m[k] = v
+			m[k] = e.openSetting(k, v)
 		}
 		return rows.Err()
 	})

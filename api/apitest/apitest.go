@@ -42,6 +42,8 @@ type Options struct {
 	// Logger receives the node's logs; they are discarded when nil unless
 	// SVCD_TEST_LOG=1.
 	Logger *slog.Logger
+	// EncryptionKey is SVC_ENCRYPTION_KEY for the node (empty: none).
+	EncryptionKey string
 }
 
 // Server is one running node.
@@ -74,6 +76,7 @@ func Start(t testing.TB, opts Options) *Server {
 		DataDir:        dir,
 		PasswordParams: password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32},
 		OnFatal:        func(err error) { t.Errorf("apitest: state machine fatal: %v", err) },
+		EncryptionKey:  opts.EncryptionKey,
 	}, logger)
 	if err != nil {
 		t.Fatalf("apitest: open stack: %v", err)
@@ -90,6 +93,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	handler := api.New(api.Options{
 		Engine: eng, Node: st.Node, Stats: st.Stats, SetupKey: opts.SetupKey, Logger: logger,
+		Fingerprints: st.Fingerprints,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

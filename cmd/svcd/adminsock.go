@@ -60,6 +60,15 @@ func listenAdminSocket(dataDir string, st *stack.Stack, log *slog.Logger) (*sock
 		}
 		json.NewEncoder(w).Encode(a)
 	})
+	mux.HandleFunc("POST /rotate-key", func(w http.ResponseWriter, r *http.Request) {
+		res, _, err := st.Engine.RotateKey(r.Context())
+		if err != nil {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprint(w, describe(err))
+			return
+		}
+		json.NewEncoder(w).Encode(res)
+	})
 	s := &socketServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -85,21 +94,28 @@ func describe(err error) string {
 // createViaSocket asks a running node to create the admin. ok is false when
 // no node listens on the socket.
 func createViaSocket(dataDir, email, password string) (ok bool, err error) {
-	path := filepath.Join(dataDir, adminSocketName)
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	ok, _, err = postSocket(dataDir, "/admins", body)
+	return ok, err
+}
+
+// postSocket posts body to path on the running node's admin socket. ok is
+// false when no node answers there; the answer's body comes back.
+func postSocket(dataDir, path string, body []byte) (ok bool, answer []byte, err error) {
+	sock := filepath.Join(dataDir, adminSocketName)
+	client := &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		},
 	}}
-	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
-	resp, err := client.Post("http://svcd/admins", "application/json", strings.NewReader(string(body)))
+	resp, err := client.Post("http://svcd"+path, "application/json", strings.NewReader(string(body)))
 	if err != nil {
-		return false, nil
+		return false, nil, nil
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode != http.StatusOK {
-		return true, errors.New(strings.TrimSpace(string(msg)))
+		return true, nil, errors.New(strings.TrimSpace(string(msg)))
 	}
-	return true, nil
+	return true, msg, nil
 }

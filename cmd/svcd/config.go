@@ -32,6 +32,8 @@ type config struct {
 	tls        cluster.TLSFiles
 	logLevel   slog.Level
 	jwtSecret  string
+	encKey     string   // SVC_ENCRYPTION_KEY
+	encKeyOld  []string // SVC_ENCRYPTION_KEY_OLD, comma-separated
 	setupKey   string
 	rateLimit  bool   // SVC_RATE_ENABLED, on unless "0"
 	proxies    string // SVC_TRUSTED_PROXIES
@@ -86,6 +88,7 @@ func parseServeFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("SVC_LOG_LEVEL: %w", err)
 	}
 	c.jwtSecret = os.Getenv("SVC_JWT_SECRET")
+	c.encKey, c.encKeyOld = encryptionKeys()
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
 	c.rateLimit, c.proxies = os.Getenv("SVC_RATE_ENABLED") != "0", os.Getenv("SVC_TRUSTED_PROXIES")
 	var err error
@@ -126,7 +129,7 @@ func (c *config) stackConfig() stack.Config {
 	return stack.Config{
 		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap, ClusterKey: c.clusterKey,
 		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region, GossipAddr: c.gossip, TLS: c.tls,
-		JWTSecret: c.jwtSecret, SnapshotThreshold: c.snapshotThreshold,
+		JWTSecret: c.jwtSecret, EncryptionKey: c.encKey, EncryptionKeyOld: c.encKeyOld, SnapshotThreshold: c.snapshotThreshold,
 		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs,
 	}
 }
@@ -146,4 +149,14 @@ func advertisedHTTP(httpAddr, raftAddr string) string {
 		}
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// encryptionKeys reads SVC_ENCRYPTION_KEY and SVC_ENCRYPTION_KEY_OLD.
+func encryptionKeys() (current string, old []string) {
+	for _, k := range strings.Split(os.Getenv("SVC_ENCRYPTION_KEY_OLD"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			old = append(old, k)
+		}
+	}
+	return strings.TrimSpace(os.Getenv("SVC_ENCRYPTION_KEY")), old
 }

@@ -82,24 +82,35 @@ func joinOnce(ctx context.Context, client *http.Client, base, key string, body [
 	return cluster.Unseal(key, out.Secrets)
 }
 
-// storeSecrets keeps the cluster's token signing key, unless this node has
-// its own SVC_JWT_SECRET (which must then be the same on every node).
+// storeSecrets keeps the cluster's token signing key and encryption key,
+// each unless this node has its own (SVC_JWT_SECRET, SVC_ENCRYPTION_KEY),
+// which must then be the same on every node.
 func storeSecrets(cfg *config, sealed []byte) error {
-	if cfg.jwtSecret != "" {
-		return nil
-	}
 	var s struct {
 		JWTKey string `json:"jwt_key"`
+		EncKey string `json:"enc_key"`
 	}
 	if err := json.Unmarshal(sealed, &s); err != nil {
-		return fmt.Errorf("join: secrets: %w", err)
-	}
-	key, err := hex.DecodeString(s.JWTKey)
-	if err != nil {
 		return fmt.Errorf("join: secrets: %w", err)
 	}
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return err
 	}
-	return stack.WriteSigningKey(cfg.dataDir, key)
+	if cfg.jwtSecret == "" {
+		key, err := hex.DecodeString(s.JWTKey)
+		if err != nil {
+			return fmt.Errorf("join: secrets: %w", err)
+		}
+		if err := stack.WriteSigningKey(cfg.dataDir, key); err != nil {
+			return err
+		}
+	}
+	if cfg.encKey == "" && s.EncKey != "" {
+		key, err := hex.DecodeString(s.EncKey)
+		if err != nil {
+			return fmt.Errorf("join: secrets: %w", err)
+		}
+		return stack.WriteEncryptionKey(cfg.dataDir, key)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ Usage:
                                              run a cluster node (needs SVC_CLUSTER_KEY)
   svcd cluster --nodes N [--http ADDR]       N local nodes, one Raft cluster, one shared port
   svcd admin create EMAIL PASSWORD           create an owner admin
+  svcd rotate-key                            re-encrypt secrets under the current SVC_ENCRYPTION_KEY
   svcd version                               print the version
 
 Environment: SVC_DATA_DIR (./svc_data), SVC_PORT (8090), SVC_LOG_LEVEL (info),
@@ -36,6 +37,8 @@ func main() {
 		err = runServe(os.Args[2:])
 	case "admin":
 		err = runAdmin(os.Args[2:])
+	case "rotate-key":
+		err = runRotateKey(os.Args[2:])
 	case "cluster":
 		err = runCluster(os.Args[2:])
 	case "version", "--version", "-v":

@@ -5,6 +5,7 @@ package stack
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"svcd/api/egress"
 	"svcd/cluster"
 	"svcd/engine"
+	"svcd/engine/crypt"
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
@@ -36,6 +38,11 @@ type Config struct {
 	GossipAddr string
 	TLS        cluster.TLSFiles
 	JWTSecret  string // empty: DataDir/jwt.key, generated on first start
+	// EncryptionKey (SVC_ENCRYPTION_KEY) seals secret settings and
+	// encrypted fields; empty: DataDir/encryption.key if a join left one,
+	// else none. EncryptionKeyOld (SVC_ENCRYPTION_KEY_OLD) may still open.
+	EncryptionKey    string
+	EncryptionKeyOld []string
 
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
@@ -58,13 +65,19 @@ type Stack struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	signingKey []byte
+	keyring    *crypt.Keyring
 }
 
 // Secrets is what a node joining this one receives (sealed under the
 // cluster key): the token signing key, so a token issued by one node is
-// valid on every node.
+// valid on every node, and the encryption key, so every node opens what
+// any node sealed.
 func (s *Stack) Secrets() []byte {
-	b, _ := json.Marshal(map[string]string{"jwt_key": hex.EncodeToString(s.signingKey)})
+	m := map[string]string{"jwt_key": hex.EncodeToString(s.signingKey)}
+	if s.keyring != nil {
+		m["enc_key"] = hex.EncodeToString(s.keyring.Current())
+	}
+	b, _ := json.Marshal(m)
 	return b
 }
 
@@ -102,12 +115,17 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
+	ring, err := keyring(cfg, log)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("encryption key: %w", err)
+	}
 	faults, clock := faultHooks(log, cfg.DataDir)
 	// The guard reads the replicated settings; it dials only after the
 	// engine exists.
 	var eng *engine.Engine
 	guard := egress.New(func(k string) string { return eng.Setting(k) })
-	eng, err = engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard})
+	eng, err = engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard, Keyring: ring})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -138,7 +156,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	}
 	eng.SetProposer(node)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Store: store, Engine: eng, Node: node, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key}
+	s := &Stack{Store: store, Engine: eng, Node: node, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring}
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
 	go func() { loop.Run(ctx); close(s.done) }()
 	return s, nil
@@ -201,4 +219,14 @@ func (s *Stack) Digest(ctx context.Context) (map[string]string, uint64, error) {
 	// replicas at different indexes compare on data alone.
 	delete(d, "table:_svc_meta")
 	return d, applied, nil
+}
+
+// Fingerprints identify the token signing key and the encryption key
+// without revealing them: "sha256:<hex>"; encryption is "" without a key.
+func (s *Stack) Fingerprints() (jwt, encryption string) {
+	sum := sha256.Sum256(s.signingKey)
+	if s.keyring != nil {
+		encryption = s.keyring.Fingerprint()
+	}
+	return "sha256:" + hex.EncodeToString(sum[:]), encryption
 }
