@@ -37,6 +37,8 @@ type ClusterOptions struct {
 	// NoGossip starts the nodes without --gossip-addr (no memberlist ring;
 	// liveness then comes from the status RPC alone).
 	NoGossip bool
+	// NodeEnv adds KEY=VALUE environment for single nodes, by node id.
+	NodeEnv map[string][]string
 	// Netns runs every node in its own network namespace (Network), so
 	// tests can cut, slow and lose traffic between nodes. Needs root.
 	Netns bool
@@ -196,6 +198,7 @@ func (c *Cluster) Network() *Network { return c.net }
 func (c *Cluster) launch(t testing.TB, nd *Node) {
 	t.Helper()
 	env := append([]string{"SVC_CLUSTER_KEY=" + c.Key}, c.opts.Env...)
+	env = append(env, c.opts.NodeEnv[nd.Name]...)
 	nd.Start(t, filepath.Join(c.dir, nd.Name), env...)
 	c.mu.Lock()
 	c.nodes = append(c.nodes, nd)
