@@ -14,13 +14,13 @@ import (
 	"svcd/engine"
 )
 
-const rotateUsage = `usage: svcd rotate-key [--dir DIR]
-
-Re-encrypts every secret setting and encrypted field value under the
-current SVC_ENCRYPTION_KEY, in one replicated command. Restart every node
-with the new key in SVC_ENCRYPTION_KEY and the previous one in
-SVC_ENCRYPTION_KEY_OLD first; run it on one node (it asks the running node
-through its admin socket, or starts this one briefly). Safe to re-run.`
+// rotateUsage explains the command; it re-encrypts every secret setting
+// and encrypted field value under the current SVC_ENCRYPTION_KEY, in one
+// replicated command, after every node was restarted with the new key in
+// SVC_ENCRYPTION_KEY and the previous one in SVC_ENCRYPTION_KEY_OLD; it
+// asks the running node through its admin socket, or starts this one
+// briefly, and is safe to re-run (docs/configuration.md).
+const rotateUsage = "usage: svcd rotate-key [--dir DIR] (after restarting every node with the new SVC_ENCRYPTION_KEY and the old one in SVC_ENCRYPTION_KEY_OLD)"
 
 func runRotateKey(args []string) error {
 	fs := flag.NewFlagSet("rotate-key", flag.ContinueOnError)
