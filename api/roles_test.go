@@ -30,6 +30,7 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 		new = http.StatusCreated
 		del = http.StatusNoContent
 		no  = http.StatusForbidden
+		nf  = http.StatusNotFound
 	)
 	type op struct {
 		name, method, url string
@@ -59,15 +60,19 @@ func TestAdminRolesOverHTTP(t *testing.T) {
 		{"cluster state", http.MethodGet, "/api/v1/admin/cluster", nil},
 		{"snapshot", http.MethodPost, "/api/v1/admin/cluster/snapshot", nil},
 		{"list indexes", http.MethodGet, collectionsURL + "/posts/indexes", nil},
+		{"update an unknown admin", http.MethodPatch, "/api/v1/admin/admins/adm_nope", func(string) any { return map[string]any{"role": "viewer"} }},
+		{"delete an unknown API token", http.MethodDelete, "/api/v1/admin/api-tokens/tok_nope", nil},
+		{"revoke an unknown session", http.MethodDelete, "/api/v1/admin/security/sessions/nope", nil},
+		{"fingerprints", http.MethodGet, "/api/v1/admin/security/fingerprints", nil},
 	}
 	// A viewer is anonymous on record routes: posts has only null rules, so
 	// it gets the 403 of an admin-only collection.
 	want := map[string][]int{
-		//          lc  gc  cc   pc  gs  ps  m   lr  gr  cr   ur  llr la  ca   lt  mt   ls  al  cs  sn  li
-		"viewer":    {ok, ok, no, no, no, no, ok, no, no, no, no, no, no, no, no, no, no, ok, ok, no, ok},
-		"editor":    {ok, ok, no, no, no, no, ok, ok, ok, new, ok, ok, no, no, no, no, no, ok, ok, no, ok},
-		"developer": {ok, ok, new, ok, no, no, ok, ok, ok, new, ok, ok, no, no, no, no, no, ok, ok, no, ok},
-		"owner":     {ok, ok, new, ok, ok, ok, ok, ok, ok, new, ok, ok, ok, new, ok, new, ok, ok, ok, ok, ok},
+		//          lc  gc  cc   pc  gs  ps  m   lr  gr  cr   ur  llr la  ca   lt  mt   ls  al  cs  sn  li  ua  dt  rs  fp
+		"viewer":    {ok, ok, no, no, no, no, ok, no, no, no, no, no, no, no, no, no, no, ok, ok, no, ok, no, no, no, no},
+		"editor":    {ok, ok, no, no, no, no, ok, ok, ok, new, ok, ok, no, no, no, no, no, ok, ok, no, ok, no, no, no, no},
+		"developer": {ok, ok, new, ok, no, no, ok, ok, ok, new, ok, ok, no, no, no, no, no, ok, ok, no, ok, no, no, no, no},
+		"owner":     {ok, ok, new, ok, ok, ok, ok, ok, ok, new, ok, ok, ok, new, ok, new, ok, ok, ok, ok, ok, nf, nf, nf, ok},
 	}
 	var sc []apitest.Scenario
 	for _, role := range []string{"viewer", "editor", "developer", "owner"} {
