@@ -204,3 +204,22 @@ func must(t testing.TB, s *apitest.Server, method, path string, headers map[stri
 	}
 	return body
 }
+
+// TestPasswordAuthSwitch: with auth_options.password off, password
+// sign-up and sign-in answer 422 (a disabled feature), not 401.
+func TestPasswordAuthSwitch(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	def := usersCollection()
+	s.CreateCollection(t, def)
+	signUp(t, s, "p@example.com")
+	s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/admin/collections/users", map[string]any{"auth_options": map[string]any{"password": false}})
+	apitest.Run(t, s, []apitest.Scenario{
+		{Name: "sign-up is off", Method: "POST", URL: "/api/v1/auth/users/register",
+			Body:           map[string]any{"email": "q@example.com", "password": userPassword},
+			ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{"disabled"}},
+		{Name: "sign-in is off", Method: "POST", URL: "/api/v1/auth/users/login",
+			Body:           map[string]any{"email": "p@example.com", "password": userPassword},
+			ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{"disabled"}},
+	})
+}
