@@ -15,11 +15,17 @@ import (
 	"svcd/fsm"
 )
 
-// UserSession is the answer to a user sign-in: a token and the record.
+// UserSession is the answer to a user sign-in: a token and the record,
+// or, for an account with TOTP on, an MFA ticket to exchange at
+// /auth/:collection/login/mfa (then Token and Record are empty).
 type UserSession struct {
-	Token  string          `json:"token"`
-	Record json.RawMessage `json:"record"`
-	// TTL is the token lifetime, for the cookie's Max-Age.
+	Token       string          `json:"token,omitempty"`
+	Record      json.RawMessage `json:"record,omitempty"`
+	MFARequired bool            `json:"mfa_required,omitempty"`
+	MFAToken    string          `json:"mfa_token,omitempty"`
+	// ImpersonatedBy is the admin of an impersonation session.
+	ImpersonatedBy string `json:"impersonated_by,omitempty"`
+	// TTL is the token lifetime, for the cookie's Max-Age (0 for a ticket).
 	TTL time.Duration `json:"-"`
 }
 
@@ -84,8 +90,9 @@ func (e *Engine) Register(ctx context.Context, p Principal, name string, body []
 }
 
 // LoginUser checks an email and password against auth collection name and
-// opens a session. ip is the client address, for the lockout. Unknown
-// emails cost the same hashing work as known ones.
+// opens a session, or answers an MFA ticket when the account has TOTP on.
+// ip is the client address, for the lockout. Unknown emails cost the same
+// hashing work as known ones.
 func (e *Engine) LoginUser(ctx context.Context, name, email, plain, ip string) (*UserSession, error) {
 	ci, err := e.authCollection(name)
 	if err != nil {
@@ -116,6 +123,9 @@ func (e *Engine) LoginUser(ctx context.Context, name, email, plain, ip string) (
 		return nil, errInvalidCreds
 	}
 	e.loginSucceeded(ctx, key)
+	if t, err := e.mfaGate(ctx, ci, asString(row[0])); t != nil || err != nil {
+		return t, err
+	}
 	return e.issueUserSession(ci, row, 0, "")
 }
 

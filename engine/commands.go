@@ -31,6 +31,18 @@ const (
 	cmdAPITokenCreate   fsm.Type = 63
 	cmdAPITokenDelete   fsm.Type = 64
 	cmdAudit            fsm.Type = 65
+
+	// Auth flows (engine/auth_*.go).
+	cmdPasswordReset      fsm.Type = 70
+	cmdEmailVerify        fsm.Type = 71
+	cmdOTPIssue           fsm.Type = 72
+	cmdOTPAuth            fsm.Type = 73
+	cmdTOTPSetup          fsm.Type = 74
+	cmdTOTPConfirm        fsm.Type = 75
+	cmdTOTPDisable        fsm.Type = 76
+	cmdRecoveryRegenerate fsm.Type = 77
+	cmdMFAExchange        fsm.Type = 78
+	cmdPromote            fsm.Type = 79
 )
 
 // Event kinds emitted by the engine's handlers.
@@ -69,6 +81,16 @@ func (e *Engine) register(r *fsm.Registry) {
 	r.Register(cmdAPITokenCreate, "api_token.create", e.applyAPITokenCreate)
 	r.Register(cmdAPITokenDelete, "api_token.delete", e.applyAPITokenDelete)
 	r.Register(cmdAudit, "audit", e.applyAudit)
+	r.Register(cmdPasswordReset, "auth.password_reset", e.applyPasswordReset)
+	r.Register(cmdEmailVerify, "auth.email_verify", e.applyEmailVerify)
+	r.Register(cmdOTPIssue, "auth.otp_issue", e.applyOTPIssue)
+	r.Register(cmdOTPAuth, "auth.otp_auth", e.applyOTPAuth)
+	r.Register(cmdTOTPSetup, "auth.totp_setup", e.applyTOTPSetup)
+	r.Register(cmdTOTPConfirm, "auth.totp_confirm", e.applyTOTPConfirm)
+	r.Register(cmdTOTPDisable, "auth.totp_disable", e.applyTOTPDisable)
+	r.Register(cmdRecoveryRegenerate, "auth.recovery_regenerate", e.applyRecoveryRegenerate)
+	r.Register(cmdMFAExchange, "auth.mfa_exchange", e.applyMFAExchange)
+	r.Register(cmdPromote, "auth.promote", e.applyPromote)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

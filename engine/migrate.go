@@ -50,6 +50,26 @@ var migrations = [][]string{
 			method TEXT NOT NULL, path TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,
 			status INTEGER NOT NULL, ip TEXT NOT NULL, at INTEGER NOT NULL)`,
 	},
+	3: {
+		// Email OTP tokens: keyed hashes of the link token and the code,
+		// wrong codes counted (engine/auth_otp.go).
+		`CREATE TABLE _svc_otps (id TEXT PRIMARY KEY, coll TEXT NOT NULL, user_id TEXT NOT NULL,
+			token_hash TEXT NOT NULL UNIQUE, code_mac TEXT NOT NULL, attempts INTEGER NOT NULL,
+			expires_at INTEGER NOT NULL, created INTEGER NOT NULL)`,
+		`CREATE INDEX _svc_otps_user ON _svc_otps (coll, user_id)`,
+		// TOTP per account: the sealed secret, on or pending, the last
+		// time step used (engine/auth_totp.go).
+		`CREATE TABLE _svc_totp (coll TEXT NOT NULL, user_id TEXT NOT NULL, secret TEXT NOT NULL,
+			enabled INTEGER NOT NULL, last_step INTEGER NOT NULL, created INTEGER NOT NULL,
+			updated INTEGER NOT NULL, PRIMARY KEY (coll, user_id)) WITHOUT ROWID`,
+		// Recovery codes: keyed hashes; used_at 0 while unused.
+		`CREATE TABLE _svc_recovery_codes (coll TEXT NOT NULL, user_id TEXT NOT NULL, hash TEXT NOT NULL,
+			used_at INTEGER NOT NULL, PRIMARY KEY (coll, user_id, hash)) WITHOUT ROWID`,
+		// MFA tickets that have been tried: open, consumed or burned
+		// (engine/auth_mfa.go).
+		`CREATE TABLE _svc_mfa_tickets (jti TEXT PRIMARY KEY, coll TEXT NOT NULL, user_id TEXT NOT NULL,
+			state TEXT NOT NULL, attempts INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
+	},
 }
 
 // SchemaVersion is the newest internal schema this binary knows.

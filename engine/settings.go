@@ -22,6 +22,7 @@ var settingDefaults = map[string]string{
 	"cors.max_age":                        "600",
 	"security.trusted_proxies":            "",
 	"mail.transport":                      "smtp",
+	"mail.http.url":                       "",
 	"smtp.enabled":                        "0",
 	"smtp.port":                           "587",
 	"storage.driver":                      "local",

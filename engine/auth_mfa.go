@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"svcd/engine/token"
+	"svcd/fsm"
+)
+
+// MFA tickets. A sign-in (password or email OTP) of an account with TOTP
+// on answers {mfa_required, mfa_token} instead of a session. The ticket is
+// a signed JWT with audience "mfa" (the account, a jti, 5 minutes), so
+// issuing one writes nothing. Its use is replicated state, kept per jti in
+// _svc_mfa_tickets and decided when the exchange command is applied: a
+// ticket is consumed by the first right code and burned by the fifth
+// wrong one, on whichever nodes the attempts land. Rows outlive their
+// ticket by a grace period (clocks of nodes differ) and are then removed.
+
+const (
+	mfaTicketTTL   = 5 * time.Minute
+	mfaMaxAttempts = 5
+	// mfaRowGrace keeps a spent ticket's row this long past its expiry, so
+	// a node whose clock is behind cannot take the ticket for a fresh one.
+	mfaRowGrace = 10 * time.Minute
+)
+
+var errBadTicket = &Error{Kind: KindUnauthorized, Message: "Invalid or expired MFA token"}
+
+// issueMFATicket answers a first factor for an account with TOTP on.
+func (e *Engine) issueMFATicket(ci *collInfo, uid string) (*UserSession, error) {
+	tok, _, err := e.signer.Issue(token.Claims{ID: uid, Collection: ci.ID}, audMFA, e.now(), mfaTicketTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &UserSession{MFARequired: true, MFAToken: tok}, nil
+}
+
+// mfaGate is the last step of a first factor: an MFA ticket when the
+// feature is on and the account has TOTP on (on this replica), else nil.
+func (e *Engine) mfaGate(ctx context.Context, ci *collInfo, uid string) (*UserSession, error) {
+	if !e.authFeature(ci, "mfa") {
+		return nil, nil
+	}
+	on, err := e.totpEnabled(ctx, ci.ID, uid)
+	if err != nil || !on {
+		return nil, err
+	}
+	return e.issueMFATicket(ci, uid)
+}
+
+type mfaExchangeCmd struct {
+	JTI    string       `json:"jti"`
+	Coll   string       `json:"coll"`
+	UserID string       `json:"user_id"`
+	Exp    int64        `json:"exp"`
+	Factor secondFactor `json:"factor"`
+	Now    int64        `json:"now"`
+}
+
+// LoginMFA exchanges an MFA ticket and a TOTP code (or a recovery code)
+// for a session. A wrong code is 401 Invalid credentials and counts
+// against the ticket.
+func (e *Engine) LoginMFA(ctx context.Context, name, ticket, code, recovery string) (*UserSession, uint64, error) {
+	ci, err := e.authCollection(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !e.authFeature(ci, "mfa") {
+		return nil, 0, errFeatureOff("MFA")
+	}
+	code, recovery = strings.TrimSpace(code), strings.TrimSpace(recovery)
+	d := blankDetails("mfa_token", ticket)
+	switch {
+	case code == "" && recovery == "":
+		d["code"] = "send code or recovery_code"
+	case code != "" && recovery != "":
+		d["recovery_code"] = "send code or recovery_code, not both"
+	}
+	if len(d) > 0 {
+		return nil, 0, ValidationError(d)
+	}
+	c, err := e.signer.Verify(ticket, audMFA)
+	if err != nil || c.Collection != ci.ID || c.ExpiresAt == nil {
+		return nil, 0, errBadTicket
+	}
+	st, err := e.totpState(ctx, ci.ID, c.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, idx, err := e.propose(ctx, cmdMFAExchange, mfaExchangeCmd{
+		JTI: c.RegisteredClaims.ID, Coll: ci.ID, UserID: c.ID, Exp: c.ExpiresAt.Unix(),
+		Factor: e.checkFactor(ci.ID, c.ID, st, code, recovery), Now: e.now().Unix(),
+	})
+	if err != nil {
+		return nil, idx, err
+	}
+	switch out, _ := outcomeOf(res); out {
+	case "ok":
+	case "spent":
+		return nil, idx, errBadTicket
+	default:
+		return nil, idx, errInvalidCreds
+	}
+	row, err := e.userByID(ctx, ci, c.ID)
+	if err != nil || row == nil {
+		return nil, idx, firstErr(err, errBadTicket)
+	}
+	s, err := e.issueUserSession(ci, row, 0, "")
+	return s, idx, err
+}
+
+func (e *Engine) applyMFAExchange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[mfaExchangeCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(`DELETE FROM _svc_mfa_tickets WHERE expires_at < ?`, c.Now-int64(mfaRowGrace/time.Second)); err != nil {
+		return nil, err
+	}
+	if c.Now > c.Exp {
+		return outcome("spent"), nil
+	}
+	var state string
+	var attempts int64
+	err = tx.QueryRow(`SELECT state, attempts FROM _svc_mfa_tickets WHERE jti = ?`, c.JTI).Scan(&state, &attempts)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		state = "open"
+	case err != nil:
+		return nil, err
+	}
+	if state != "open" {
+		return outcome("spent"), nil
+	}
+	ok, err := useFactorTx(tx, c.Coll, c.UserID, c.Factor, c.Now)
+	if err != nil {
+		return nil, err
+	}
+	res := outcome("ok")
+	if ok {
+		state = "consumed"
+	} else {
+		attempts++
+		res = outcome("wrong")
+		if attempts >= mfaMaxAttempts {
+			state = "burned"
+		}
+	}
+	_, err = tx.Exec(`INSERT INTO _svc_mfa_tickets (jti, coll, user_id, state, attempts, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (jti) DO UPDATE SET state = excluded.state, attempts = excluded.attempts`,
+		c.JTI, c.Coll, c.UserID, state, attempts, c.Exp)
+	return res, err
+}

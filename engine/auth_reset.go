@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"svcd/engine/mail"
+	"svcd/engine/password"
+	"svcd/engine/token"
+	"svcd/fsm"
+)
+
+// Password reset. The link token is a signed JWT with audience "reset"
+// (id, email, collection, a jti, 30 minutes): nothing is stored when it is
+// sent. Confirming it, decided when the command is applied, requires that
+// the account still has the token's email, that the token is newer than
+// the account's last reset, and that its jti was never used; it stores the
+// new hash, sets password_reset_at (which ends every older session and
+// reset token of the account), marks the email verified (the reset proved
+// the mailbox) and revokes the token's jti.
+
+// resetTTL is the lifetime of a password reset token.
+const resetTTL = 30 * time.Minute
+
+// RequestPasswordReset mails a reset link to email if it is an account of
+// collection name (not anonymous). It answers the same, at once, whether
+// or not the account exists; only a disabled feature, missing mail
+// configuration or a malformed address is an error.
+func (e *Engine) RequestPasswordReset(ctx context.Context, name, email string) error {
+	ci, err := e.authCollection(name)
+	if err != nil {
+		return err
+	}
+	if !e.authFeature(ci, "password") {
+		return errFeatureOff("Password sign-in")
+	}
+	addr, msg := normalizeEmail(email)
+	if msg != "" {
+		return fieldError("email", msg)
+	}
+	sender, err := e.mailer()
+	if err != nil {
+		return err
+	}
+	e.later("password reset", func(ctx context.Context) error {
+		row, err := e.userByEmail(ctx, ci, addr)
+		if err != nil || row == nil || asBool(row[ci.rowIndex("is_anonymous")]) {
+			return err
+		}
+		stored, _ := row[ci.rowIndex("email")].(string)
+		tok, _, err := e.signer.Issue(token.Claims{ID: asString(row[0]), Email: stored, Collection: ci.ID}, audReset, e.now(), resetTTL)
+		if err != nil {
+			return err
+		}
+		c, err := mail.PasswordResetEmail(e.mailInput(ci, tok, "", resetTTL))
+		if err != nil {
+			return err
+		}
+		return send(ctx, sender, c, stored)
+	})
+	return nil
+}
+
+type passwordResetCmd struct {
+	Coll   string `json:"coll"`
+	UserID string `json:"user_id"`
+	Email  string `json:"email"`
+	JTI    string `json:"jti"`
+	IAT    int64  `json:"iat"`
+	Exp    int64  `json:"exp"`
+	Hash   string `json:"hash"`
+	Now    int64  `json:"now"`
+}
+
+// ConfirmPasswordReset sets a new password with a reset token. It returns
+// the log index of the change (every older session of the account is
+// refused from that index on).
+func (e *Engine) ConfirmPasswordReset(ctx context.Context, name, tok, plain string) (uint64, error) {
+	ci, err := e.authCollection(name)
+	if err != nil {
+		return 0, err
+	}
+	if !e.authFeature(ci, "password") {
+		return 0, errFeatureOff("Password sign-in")
+	}
+	if d := blankDetails("token", tok, "password", plain); len(d) > 0 {
+		return 0, ValidationError(d)
+	}
+	c, err := e.signer.Verify(tok, audReset)
+	if err != nil || c.Collection != ci.ID || c.IssuedAt == nil || c.ExpiresAt == nil {
+		return 0, errBadFlowToken
+	}
+	if msg := e.checkPasswordPolicy(plain); msg != "" {
+		return 0, fieldError("password", msg)
+	}
+	hash, err := password.Hash(plain, e.pwParams)
+	if err != nil {
+		return 0, Errorf(KindInternal, "could not hash the password")
+	}
+	_, idx, err := e.propose(ctx, cmdPasswordReset, passwordResetCmd{
+		Coll: ci.ID, UserID: c.ID, Email: c.Email, JTI: c.RegisteredClaims.ID,
+		IAT: c.IssuedAt.Unix(), Exp: c.ExpiresAt.Unix(), Hash: hash, Now: e.now().Unix(),
+	})
+	return idx, err
+}
+
+func (e *Engine) applyPasswordReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[passwordResetCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	ci, err := e.authCollForApply(tx, c.Coll)
+	if err != nil {
+		return nil, errBadFlowToken
+	}
+	row, err := userRowTx(tx, ci, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil || !strings.EqualFold(asString(row[ci.rowIndex("email")]), c.Email) ||
+		asBool(row[ci.rowIndex("is_anonymous")]) {
+		return nil, errBadFlowToken
+	}
+	// A token no newer than the last reset is spent (this one included:
+	// the jti check covers a token issued in the same second).
+	if c.IAT <= asInt64(row[ci.rowIndex("password_reset_at")]) {
+		return nil, errBadFlowToken
+	}
+	if used, err := isRevokedTx(tx, c.JTI); err != nil || used {
+		return nil, firstErr(err, errBadFlowToken)
+	}
+	// The reset time never precedes the token's own iat, so the token is
+	// spent even when the proposer's clock is behind the issuer's.
+	at := max(c.Now, c.IAT)
+	if _, err := setUserColumns(tx, ci, c.UserID, c.Now,
+		[]string{"password = ?", "password_reset_at = ?", "email_verified = 1"}, []any{c.Hash, at}); err != nil {
+		return nil, fmt.Errorf("password reset: %w", err)
+	}
+	return nil, revokeTx(tx, c.JTI, c.Exp)
+}
