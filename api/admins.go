@@ -23,6 +23,8 @@ func (s *Server) mountAdmins(r chi.Router) {
 	r.Post("/admin/security/force-logout-all", s.forceLogoutAll)
 	r.Get("/admin/security/fingerprints", s.fingerprints)
 	r.Get("/admin/audit-log", s.auditLog)
+	r.Post("/admin/users/{collection}/{id}/disable-mfa", s.adminDisableMFA)
+	r.Post("/admin/impersonate/{collection}/{userId}", s.impersonate)
 }
 
 func (s *Server) listAdmins(w http.ResponseWriter, r *http.Request) {

@@ -61,12 +61,8 @@ func (s *Server) userLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess, err := s.eng.LoginUser(r.Context(), chi.URLParam(r, "collection"), c.Email, c.Password, s.clientIP(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.setAuthCookie(w, userCookie, sess.Token, int(sess.TTL.Seconds()))
-	writeData(w, http.StatusOK, sess)
+	// A session with its cookie, or the MFA ticket (api/auth_flows.go).
+	s.writeSession(w, r, sess, 0, err)
 }
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 
 // Engine is what the HTTP layer needs from the domain.
 type Engine interface {
+	authFlowsEngine
 	Authenticate(ctx context.Context, raw string) (engine.Principal, error)
 	Register(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.Record, uint64, error)
 	LoginUser(ctx context.Context, coll, email, password, ip string) (*engine.UserSession, error)

@@ -25,6 +25,9 @@ var roleTable = []roleRule{
 	// leadership and snapshots are the owner's.
 	{"/api/v1/admin/cluster", engine.RoleViewer, engine.RoleOwner},
 	{"/api/v1/admin/collections", engine.RoleViewer, engine.RoleDeveloper},
+	// Users' MFA and impersonation are app data (users): editors.
+	{"/api/v1/admin/users", engine.RoleEditor, engine.RoleEditor},
+	{"/api/v1/admin/impersonate", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/_/metrics", engine.RoleViewer, engine.RoleViewer},
 	// Record data: editors and above (SPEC.md: "editor: plus app data").
 	{recordsScope, engine.RoleEditor, engine.RoleEditor},

@@ -79,9 +79,11 @@ func New(opts Options) *Server {
 		// not stop a client from getting a fresh one.
 		s.mountAdminAuth(r)
 		s.mountUserAuthOpen(r)
+		s.mountAuthFlowsOpen(r)
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			s.mountUserAuth(r)
+			s.mountAuthFlows(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate, s.audit, s.requireRole)

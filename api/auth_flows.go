@@ -1,0 +1,298 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+)
+
+// The auth flows beyond password sign-in (docs/auth.md): password reset,
+// email verification, email OTP, TOTP with recovery codes, MFA tickets,
+// anonymous accounts and promote, and the admin's disable-mfa and
+// impersonation.
+//
+//	POST /auth/:collection/request-password-reset   {email}            -> {sent: true}
+//	POST /auth/:collection/confirm-password-reset   {token, password}  -> {reset: true}
+//	POST /auth/:collection/request-verification     {email}            -> {sent: true}
+//	POST /auth/:collection/confirm-verification     {token}            -> {verified: true}
+//	POST /auth/:collection/otp/request              {email}            -> {sent: true}
+//	POST /auth/:collection/otp/auth                 {token} | {code, email} -> {token, record} | {mfa_required, mfa_token}
+//	POST /auth/:collection/login/mfa                {mfa_token, code | recovery_code} -> {token, record}
+//	POST /auth/:collection/anonymous                                    -> {token, record}
+//	POST /auth/:collection/promote                  {email, password, ...}  (guest token) -> {token, record}
+//	POST /auth/:collection/totp/setup               (user token)       -> {secret, otpauth_url}
+//	POST /auth/:collection/totp/confirm             {code}             -> {enabled: true, recovery_codes}
+//	POST /auth/:collection/totp/disable             {code} | {recovery_code} -> {enabled: false}
+//	POST /auth/:collection/totp/recovery/regenerate                     -> {recovery_codes}
+//	GET  /auth/:collection/totp/recovery/status                         -> {total, remaining}
+//	POST /admin/users/:collection/:id/disable-mfa   (admin, editor)    -> {enabled: false}
+//	POST /admin/impersonate/:collection/:userId     (admin, editor)    -> {token, record, impersonated_by}
+
+// authFlowsEngine is what these handlers need from the engine (part of
+// Engine).
+type authFlowsEngine interface {
+	RequestPasswordReset(ctx context.Context, coll, email string) error
+	ConfirmPasswordReset(ctx context.Context, coll, token, password string) (uint64, error)
+	RequestVerification(ctx context.Context, coll, email string) error
+	ConfirmVerification(ctx context.Context, coll, token string) (uint64, error)
+	RequestOTP(ctx context.Context, coll, email string) error
+	AuthWithOTP(ctx context.Context, coll string, in engine.OTPAuth) (*engine.UserSession, uint64, error)
+	LoginMFA(ctx context.Context, coll, ticket, code, recovery string) (*engine.UserSession, uint64, error)
+	SignInAnonymous(ctx context.Context, coll string) (*engine.UserSession, uint64, error)
+	Promote(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.UserSession, uint64, error)
+	SetupTOTP(ctx context.Context, p engine.Principal, coll string) (*engine.TOTPSetup, uint64, error)
+	ConfirmTOTP(ctx context.Context, p engine.Principal, coll, code string) (*engine.TOTPEnabled, uint64, error)
+	DisableTOTP(ctx context.Context, p engine.Principal, coll, code, recovery string) (uint64, error)
+	RegenerateRecoveryCodes(ctx context.Context, p engine.Principal, coll string) ([]string, uint64, error)
+	RecoveryCodesStatus(ctx context.Context, p engine.Principal, coll string) (*engine.RecoveryStatus, error)
+	AdminDisableMFA(ctx context.Context, coll, id string) (uint64, error)
+	Impersonate(ctx context.Context, admin engine.Principal, coll, id string) (*engine.UserSession, error)
+}
+
+// mountAuthFlowsOpen mounts the flows that take no credentials.
+func (s *Server) mountAuthFlowsOpen(r chi.Router) {
+	r.Post("/auth/{collection}/request-password-reset", s.requestPasswordReset)
+	r.Post("/auth/{collection}/confirm-password-reset", s.confirmPasswordReset)
+	r.Post("/auth/{collection}/request-verification", s.requestVerification)
+	r.Post("/auth/{collection}/confirm-verification", s.confirmVerification)
+	r.Post("/auth/{collection}/otp/request", s.requestOTP)
+	r.Post("/auth/{collection}/otp/auth", s.otpAuth)
+	r.Post("/auth/{collection}/login/mfa", s.loginMFA)
+	r.Post("/auth/{collection}/anonymous", s.anonymous)
+}
+
+// mountAuthFlows mounts the flows that act for the signed-in user.
+func (s *Server) mountAuthFlows(r chi.Router) {
+	r.Post("/auth/{collection}/promote", s.promote)
+	r.Post("/auth/{collection}/totp/setup", s.totpSetup)
+	r.Post("/auth/{collection}/totp/confirm", s.totpConfirm)
+	r.Post("/auth/{collection}/totp/disable", s.totpDisable)
+	r.Post("/auth/{collection}/totp/recovery/regenerate", s.recoveryRegenerate)
+	r.Get("/auth/{collection}/totp/recovery/status", s.recoveryStatus)
+}
+
+type emailBody struct {
+	Email string `json:"email"`
+}
+
+type codeBody struct {
+	Code         string `json:"code"`
+	RecoveryCode string `json:"recovery_code"`
+}
+
+// sent is the answer of every request that may send mail.
+var sent = map[string]bool{"sent": true}
+
+func (s *Server) requestPasswordReset(w http.ResponseWriter, r *http.Request) {
+	var in emailBody
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.eng.RequestPasswordReset(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, sent)
+}
+
+func (s *Server) confirmPasswordReset(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Token    string `json:"token"`
+		Password string `json:"password"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	idx, err := s.eng.ConfirmPasswordReset(r.Context(), chi.URLParam(r, "collection"), in.Token, in.Password)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// The reset ends the account's older sessions: on every node before
+	// the answer.
+	s.awaitEveryone(r.Context(), idx)
+	writeData(w, http.StatusOK, map[string]bool{"reset": true})
+}
+
+func (s *Server) requestVerification(w http.ResponseWriter, r *http.Request) {
+	var in emailBody
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.eng.RequestVerification(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, sent)
+}
+
+func (s *Server) confirmVerification(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Token string `json:"token"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	idx, err := s.eng.ConfirmVerification(r.Context(), chi.URLParam(r, "collection"), in.Token)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]bool{"verified": true})
+}
+
+func (s *Server) requestOTP(w http.ResponseWriter, r *http.Request) {
+	var in emailBody
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.eng.RequestOTP(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, sent)
+}
+
+func (s *Server) otpAuth(w http.ResponseWriter, r *http.Request) {
+	var in engine.OTPAuth
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, idx, err := s.eng.AuthWithOTP(r.Context(), chi.URLParam(r, "collection"), in)
+	s.writeSession(w, r, sess, idx, err)
+}
+
+func (s *Server) loginMFA(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		MFAToken string `json:"mfa_token"`
+		codeBody
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, idx, err := s.eng.LoginMFA(r.Context(), chi.URLParam(r, "collection"), in.MFAToken, in.Code, in.RecoveryCode)
+	s.writeSession(w, r, sess, idx, err)
+}
+
+func (s *Server) anonymous(w http.ResponseWriter, r *http.Request) {
+	sess, idx, err := s.eng.SignInAnonymous(r.Context(), chi.URLParam(r, "collection"))
+	s.writeSession(w, r, sess, idx, err)
+}
+
+func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, idx, err := s.eng.Promote(r.Context(), principal(r), chi.URLParam(r, "collection"), body)
+	if err == nil {
+		// The guest token is revoked: on every node before the answer.
+		s.awaitEveryone(r.Context(), idx)
+	}
+	s.writeSession(w, r, sess, idx, err)
+}
+
+// writeSession answers a sign-in: the session with its cookie, or the MFA
+// ticket (no cookie).
+func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, sess *engine.UserSession, idx uint64, err error) {
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !sess.MFARequired {
+		s.setAuthCookie(w, userCookie, sess.Token, int(sess.TTL.Seconds()))
+	}
+	writeData(w, http.StatusOK, sess)
+}
+
+func (s *Server) totpSetup(w http.ResponseWriter, r *http.Request) {
+	out, idx, err := s.eng.SetupTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, out)
+}
+
+func (s *Server) totpConfirm(w http.ResponseWriter, r *http.Request) {
+	var in codeBody
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, idx, err := s.eng.ConfirmTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, out)
+}
+
+func (s *Server) totpDisable(w http.ResponseWriter, r *http.Request) {
+	var in codeBody
+	if err := decodeJSON(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	idx, err := s.eng.DisableTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code, in.RecoveryCode)
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]bool{"enabled": false})
+}
+
+func (s *Server) recoveryRegenerate(w http.ResponseWriter, r *http.Request) {
+	codes, idx, err := s.eng.RegenerateRecoveryCodes(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]any{"recovery_codes": codes})
+}
+
+func (s *Server) recoveryStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := s.eng.RecoveryCodesStatus(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, st)
+}
+
+func (s *Server) adminDisableMFA(w http.ResponseWriter, r *http.Request) {
+	idx, err := s.eng.AdminDisableMFA(r.Context(), chi.URLParam(r, "collection"), chi.URLParam(r, "id"))
+	setIndex(w, idx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]bool{"enabled": false})
+}
+
+func (s *Server) impersonate(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.eng.Impersonate(r.Context(), principal(r), chi.URLParam(r, "collection"), chi.URLParam(r, "userId"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, sess)
+}
