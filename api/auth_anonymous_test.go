@@ -117,6 +117,15 @@ func TestAnonymousAndPromote(t *testing.T) {
 	t.Run("a promoted account is not anonymous any more", func(t *testing.T) {
 		data(t, s, http.StatusUnprocessableEntity, "POST", promote, map[string]any{"email": "again@example.com", "password": userPassword}, bearer(fresh))
 	})
+	t.Run("with the feature off, promote is 422 too", func(t *testing.T) {
+		g2 := data(t, s, http.StatusOK, "POST", anon, nil, nil)["token"].(string)
+		s.MustAdmin(t, http.StatusOK, "PATCH", settingsURL, map[string]any{"auth.anonymous.enabled": "0"})
+		e := data(t, s, http.StatusUnprocessableEntity, "POST", promote, map[string]any{"email": "late@example.com", "password": userPassword}, bearer(g2))
+		if !strings.Contains(e["error"].(string), "disabled") {
+			t.Fatalf("promote with the feature off: %v", e)
+		}
+		data(t, s, http.StatusOK, "GET", "/api/v1/auth/me", nil, bearer(g2)) // the guest keeps its session
+	})
 }
 
 func TestImpersonation(t *testing.T) {

@@ -59,6 +59,7 @@ func TestPasswordReset(t *testing.T) {
 	s := apitest.Start(t, apitest.Options{})
 	s.CreateCollection(t, usersCollection())
 	s.CreateCollection(t, coll("posts", "base", nil))
+	s.CreateCollection(t, coll("nopw", "auth", nil, "auth_options", map[string]any{"password": false}))
 	id := register(t, s, "users", "ann@example.com", userPassword)
 	old := signIn(t, s, "users", "ann@example.com", userPassword)["token"].(string)
 	const url = "/api/v1/auth/users/request-password-reset"
@@ -70,6 +71,15 @@ func TestPasswordReset(t *testing.T) {
 		{Name: "the same 422 for an unknown address", Method: "POST", URL: url,
 			Body:           map[string]any{"email": "nobody@example.com"},
 			ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{"Email delivery is not configured"}},
+		{Name: "verification without mail: the same 422", Method: "POST", URL: "/api/v1/auth/users/request-verification",
+			Body:           map[string]any{"email": "ann@example.com"},
+			ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{"Email delivery is not configured"}},
+		{Name: "auth_options.password off: 422", Method: "POST", URL: "/api/v1/auth/nopw/request-password-reset",
+			Body:           map[string]any{"email": "ann@example.com"},
+			ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{"Password sign-in is disabled"}},
+		{Name: "and confirming too", Method: "POST", URL: "/api/v1/auth/nopw/confirm-password-reset",
+			Body:           map[string]any{"token": "x", "password": "a-long-password-1"},
+			ExpectedStatus: http.StatusUnprocessableEntity},
 	})
 
 	md := startMaildev(t)
@@ -243,6 +253,7 @@ func TestEmailOTP(t *testing.T) {
 
 	md := startMaildev(t)
 	md.configure(t, s)
+	data(t, s, http.StatusUnprocessableEntity, "POST", req, map[string]any{"email": "dan@"}, nil)
 	request := func(t testing.TB, email string) {
 		t.Helper()
 		if d := data(t, s, http.StatusOK, "POST", req, map[string]any{"email": email}, nil); d["sent"] != true {

@@ -58,6 +58,8 @@ func TestTOTPAndMFA(t *testing.T) {
 		{Name: "auth.mfa.enabled off", Method: "PATCH", URL: settingsURL, Admin: true, Body: map[string]any{"auth.mfa.enabled": "0"}, ExpectedStatus: http.StatusOK},
 		{Name: "the global switch off: 422", Method: "POST", URL: base + "/setup", Headers: eve, ExpectedStatus: http.StatusUnprocessableEntity},
 		{Name: "status too: 422", Method: "GET", URL: base + "/recovery/status", Headers: eve, ExpectedStatus: http.StatusUnprocessableEntity},
+		{Name: "and login/mfa: 422", Method: "POST", URL: "/api/v1/auth/members/login/mfa", Body: map[string]any{"mfa_token": "x", "code": "123456"},
+			ExpectedStatus: http.StatusUnprocessableEntity},
 		{Name: "auth.mfa.enabled on", Method: "PATCH", URL: settingsURL, Admin: true, Body: map[string]any{"auth.mfa.enabled": "1", "app.url": "https://app.acme.test"}, ExpectedStatus: http.StatusOK},
 		{Name: "confirm before setup: 422", Method: "POST", URL: base + "/confirm", Headers: eve, Body: map[string]any{"code": "123456"},
 			ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{"setup first"}},
