@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,6 +330,27 @@ func TestEmailOTP(t *testing.T) {
 		data(t, s, http.StatusOK, "POST", auth, map[string]any{"code": second, "email": "dan@example.com"}, nil)
 	})
 
+	t.Run("a known and an unknown address take the same time", func(t *testing.T) {
+		// Interleaved requests; the medians of the two kinds of answer.
+		var known, unknown []time.Duration
+		for i := range 16 {
+			email, into := "dan@example.com", &known
+			if i%2 == 1 {
+				email, into = fmt.Sprintf("ghost%d@example.com", i), &unknown
+			}
+			start := time.Now()
+			request(t, email)
+			*into = append(*into, time.Since(start))
+		}
+		n += 8
+		md.await(t, "dan@example.com", n)
+		mk, mu := median(known), median(unknown)
+		t.Logf("median answer: known %v, unknown %v", mk, mu)
+		if d := mk - mu; d > 5*time.Millisecond || d < -5*time.Millisecond {
+			t.Fatalf("known %v vs unknown %v: the answer's time tells them apart", mk, mu)
+		}
+	})
+
 	t.Run("anonymous accounts are skipped", func(t *testing.T) {
 		s.MustAdmin(t, http.StatusOK, "PATCH", settingsURL, map[string]any{"auth.anonymous.enabled": "1"})
 		guest := data(t, s, http.StatusOK, "POST", "/api/v1/auth/members/anonymous", nil, nil)
@@ -339,4 +362,10 @@ func TestEmailOTP(t *testing.T) {
 			t.Fatalf("a guest got %d messages", len(got))
 		}
 	})
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
