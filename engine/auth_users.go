@@ -233,6 +233,11 @@ func (e *Engine) Refresh(ctx context.Context, p Principal) (*RefreshedSession, u
 		return nil, 0, errAuthRequired
 	}
 	window := e.windowSetting("auth.refresh.window_seconds", 7*24*time.Hour)
+	if p.Claims.ImpersonatedBy != "" {
+		// An impersonation lasts an hour from when the admin started it,
+		// however often it is refreshed.
+		window = impersonationTTL
+	}
 	authTime := p.Claims.AuthTime
 	if authTime == 0 && p.Claims.IssuedAt != nil {
 		authTime = p.Claims.IssuedAt.Unix()
