@@ -70,6 +70,12 @@ func (s *Server) updateAdmin(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteAdmin(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.eng.DeleteAdmin(r.Context(), chi.URLParam(r, "id"))
+	s.revoked(w, r, idx, err)
+}
+
+// revoked answers a write that takes credentials away (a deleted admin or
+// token, a revoked session): 204 once every reachable member applied it.
+func (s *Server) revoked(w http.ResponseWriter, r *http.Request, idx uint64, err error) {
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -104,13 +110,7 @@ func (s *Server) mintAPIToken(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.eng.DeleteAPIToken(r.Context(), chi.URLParam(r, "id"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.awaitEveryone(r.Context(), idx)
-	w.WriteHeader(http.StatusNoContent)
+	s.revoked(w, r, idx, err)
 }
 
 func (s *Server) listAdminSessions(w http.ResponseWriter, r *http.Request) {
@@ -124,13 +124,7 @@ func (s *Server) listAdminSessions(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) revokeAdminSession(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.eng.RevokeAdminSession(r.Context(), chi.URLParam(r, "jti"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.awaitEveryone(r.Context(), idx)
-	w.WriteHeader(http.StatusNoContent)
+	s.revoked(w, r, idx, err)
 }
 
 func (s *Server) forceLogoutAll(w http.ResponseWriter, r *http.Request) {
