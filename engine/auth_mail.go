@@ -101,3 +101,26 @@ func (e *Engine) later(what string, fn func(ctx context.Context) error) {
 func send(ctx context.Context, s *mail.Sender, c mail.Content, addr string) error {
 	return s.Send(ctx, c.To(addr))
 }
+
+// mailRequest checks what every "send me a mail" request checks before
+// answering: the auth collection, the feature (when named), the address
+// and the mail configuration. It returns the collection, the normalized
+// address and the sender.
+func (e *Engine) mailRequest(name, email, feature, what string) (*collInfo, string, *mail.Sender, error) {
+	ci, err := e.authCollection(name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if feature != "" && !e.authFeature(ci, feature) {
+		return nil, "", nil, errFeatureOff(what)
+	}
+	addr, msg := normalizeEmail(email)
+	if msg != "" {
+		return nil, "", nil, fieldError("email", msg)
+	}
+	sender, err := e.mailer()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return ci, addr, sender, nil
+}

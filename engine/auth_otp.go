@@ -29,18 +29,7 @@ const (
 // non-anonymous account of collection name. The answer does not depend on
 // the account (see RequestPasswordReset).
 func (e *Engine) RequestOTP(ctx context.Context, name, email string) error {
-	ci, err := e.authCollection(name)
-	if err != nil {
-		return err
-	}
-	if !e.authFeature(ci, "otp") {
-		return errFeatureOff("Email OTP")
-	}
-	addr, msg := normalizeEmail(email)
-	if msg != "" {
-		return fieldError("email", msg)
-	}
-	sender, err := e.mailer()
+	ci, addr, sender, err := e.mailRequest(name, email, "otp", "Email OTP")
 	if err != nil {
 		return err
 	}

@@ -29,18 +29,7 @@ const resetTTL = 30 * time.Minute
 // or not the account exists; only a disabled feature, missing mail
 // configuration or a malformed address is an error.
 func (e *Engine) RequestPasswordReset(ctx context.Context, name, email string) error {
-	ci, err := e.authCollection(name)
-	if err != nil {
-		return err
-	}
-	if !e.authFeature(ci, "password") {
-		return errFeatureOff("Password sign-in")
-	}
-	addr, msg := normalizeEmail(email)
-	if msg != "" {
-		return fieldError("email", msg)
-	}
-	sender, err := e.mailer()
+	ci, addr, sender, err := e.mailRequest(name, email, "password", "Password sign-in")
 	if err != nil {
 		return err
 	}

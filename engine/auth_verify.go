@@ -22,15 +22,7 @@ const verifyTTL = 72 * time.Hour
 // unverified, non-anonymous account of collection name. Like the password
 // reset request it answers the same, at once, whatever the account.
 func (e *Engine) RequestVerification(ctx context.Context, name, email string) error {
-	ci, err := e.authCollection(name)
-	if err != nil {
-		return err
-	}
-	addr, msg := normalizeEmail(email)
-	if msg != "" {
-		return fieldError("email", msg)
-	}
-	sender, err := e.mailer()
+	ci, addr, sender, err := e.mailRequest(name, email, "", "")
 	if err != nil {
 		return err
 	}
