@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +16,6 @@ import (
 	"svcd/engine"
 	"svcd/engine/token"
 	"svcd/engine/totp"
-	"svcd/fsm"
 )
 
 // TestAuthFlowsReplay drives the auth-flow commands (password reset,
@@ -34,15 +30,7 @@ import (
 //
 // SVCD_DET_SEED=<n> reruns another sequence.
 func TestAuthFlowsReplay(t *testing.T) {
-	seed := uint64(20261122)
-	if s := os.Getenv("SVCD_DET_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("SVCD_DET_SEED: %v", err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (set SVCD_DET_SEED to change)", seed)
+	seed := detSeed(t, 20261122)
 	dir := t.TempDir()
 	node := replOpen(t, stack.Config{DataDir: dir})
 	w := newFlowWorkload(t, node)
@@ -75,61 +63,11 @@ func TestAuthFlowsReplay(t *testing.T) {
 	}
 	node.close(t)
 
-	origDigest, origApplied := replDigestFile(t, filepath.Join(dir, "data.db"))
-	entries, first, _ := replReadLog(t, dir)
-	if first != 1 || len(entries) == 0 {
-		t.Fatalf("raft log starts at %d with %d entries", first, len(entries))
-	}
-	lastFSM := entries[len(entries)-1].Index
-	tmp := t.TempDir()
-	batched := replOpenStore(t, filepath.Join(tmp, "batched.db"))
-	defer batched.Close()
-	single := replOpenStore(t, filepath.Join(tmp, "single.db"))
-	defer single.Close()
-	outA, outB := map[uint64]string{}, map[uint64]string{}
-	r := rand.New(rand.NewPCG(seed, 2000))
-	for i := 0; i < len(entries); {
-		n := min(1+r.IntN(48), len(entries)-i)
-		for j, res := range batched.ApplyBatch(entries[i : i+n]) {
-			outA[entries[i+j].Index] = replOutcome(res.Err)
-		}
-		i += n
-	}
-	for _, e := range entries {
-		outB[e.Index] = replOutcome(single.ApplyBatch([]fsm.Entry{e})[0].Err)
-	}
-	batched.checkFatal(t, "batched replay")
-	single.checkFatal(t, "one-by-one replay")
-	bad := 0
-	for _, e := range entries {
-		if outA[e.Index] != outB[e.Index] {
-			if bad++; bad <= 10 {
-				t.Errorf("entry %d: batched %q, one by one %q", e.Index, outA[e.Index], outB[e.Index])
-			}
-		}
-	}
-	for idx, o := range w.outcomes {
-		if outA[idx] != o.result {
-			if bad++; bad <= 20 {
-				t.Errorf("entry %d (%s): the node answered %q, the replay computed %q", idx, o.op, o.result, outA[idx])
-			}
-		}
-	}
-	t.Logf("compared %d proposer outcomes over %d log entries", len(w.outcomes), len(entries))
-	dA, dB := replDigest(t, batched.Store), replDigest(t, single.Store)
-	if d := replDiff(dA, dB); d != "" {
-		t.Errorf("batched and one-by-one replicas differ: %s", d)
-	}
-	if d := replDiff(origDigest, dA); d != "" {
-		t.Errorf("the node's database and the replayed replica differ: %s", d)
-	}
+	rep := replayCheck(t, dir, seed, 48, w.outcomes)
 	for _, tbl := range []string{"table:_svc_otps", "table:_svc_totp", "table:_svc_recovery_codes", "table:_svc_mfa_tickets"} {
-		if _, ok := dA[tbl]; !ok {
+		if _, ok := rep.digest[tbl]; !ok {
 			t.Errorf("the digest does not cover %s", tbl)
 		}
-	}
-	if batched.AppliedIndex() != lastFSM || origApplied != lastFSM {
-		t.Errorf("applied: node %d, replica %d; want %d", origApplied, batched.AppliedIndex(), lastFSM)
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	"svcd/cmd/svcd/stack"
 	"svcd/engine"
 	"svcd/engine/schema"
-	"svcd/fsm"
 )
 
 // TestDeterministicReplay drives a real node with a seeded random mix of
@@ -32,15 +29,7 @@ import (
 //
 // SVCD_DET_SEED=<n> reruns another sequence.
 func TestDeterministicReplay(t *testing.T) {
-	seed := uint64(20260611)
-	if s := os.Getenv("SVCD_DET_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("SVCD_DET_SEED: %v", err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (set SVCD_DET_SEED to change)", seed)
+	seed := detSeed(t, 20260611)
 	start := time.Now()
 
 	dir := t.TempDir()
@@ -81,98 +70,12 @@ func TestDeterministicReplay(t *testing.T) {
 	}
 	node.close(t)
 
-	// The node's own database, reopened after it closed.
-	origDigest, origApplied := replDigestFile(t, filepath.Join(dir, "data.db"))
-
-	entries, first, last := replReadLog(t, dir)
-	if first != 1 {
-		t.Fatalf("raft log starts at %d: it was compacted, the replay would be partial", first)
-	}
-	if len(entries) == 0 {
-		t.Fatal("empty raft log")
-	}
-	lastFSM := entries[len(entries)-1].Index
-	t.Logf("raft log: %d entries (%d for the state machine), last index %d", last-first+1, len(entries), last)
-
-	tmp := t.TempDir()
-	batched := replOpenStore(t, filepath.Join(tmp, "batched.db"))
-	defer batched.Close()
-	single := replOpenStore(t, filepath.Join(tmp, "single.db"))
-	defer single.Close()
-
-	outA := map[uint64]string{}
-	r := rand.New(rand.NewPCG(seed, 2000))
-	maxBatch := 0
-	for i := 0; i < len(entries); {
-		n := min(1+r.IntN(64), len(entries)-i)
-		maxBatch = max(maxBatch, n)
-		res := batched.ApplyBatch(entries[i : i+n])
-		if len(res) != n {
-			t.Fatalf("ApplyBatch of %d entries returned %d results", n, len(res))
-		}
-		for j, e := range entries[i : i+n] {
-			if res[j].Skipped {
-				t.Fatalf("batched replica skipped entry %d", e.Index)
-			}
-			outA[e.Index] = replOutcome(res[j].Err)
-		}
-		i += n
-	}
-	batched.checkFatal(t, "batched replay")
-
-	outB := map[uint64]string{}
-	for _, e := range entries {
-		res := single.ApplyBatch([]fsm.Entry{e})
-		if len(res) != 1 || res[0].Skipped {
-			t.Fatalf("single replica: entry %d: results %+v", e.Index, res)
-		}
-		outB[e.Index] = replOutcome(res[0].Err)
-	}
-	single.checkFatal(t, "one-by-one replay")
-
-	// Outcomes: both replicas agree with each other and with the proposer.
-	mismatches := 0
-	for _, e := range entries {
-		if outA[e.Index] != outB[e.Index] {
-			mismatches++
-			if mismatches <= 10 {
-				t.Errorf("entry %d: batched replica %q, one-by-one replica %q", e.Index, outA[e.Index], outB[e.Index])
-			}
-		}
-	}
-	checked := 0
-	for idx, o := range w.outcomes {
-		if idx > lastFSM {
-			t.Errorf("the proposer saw index %d, beyond the log's last state machine entry %d", idx, lastFSM)
-			continue
-		}
-		checked++
-		if outA[idx] != o.result {
-			mismatches++
-			if mismatches <= 20 {
-				t.Errorf("entry %d (%s): the node answered %q, the replay computed %q", idx, o.op, o.result, outA[idx])
-			}
-		}
-	}
-	t.Logf("compared %d proposer outcomes; largest replay batch %d entries", checked, maxBatch)
-
-	// State: identical digests everywhere, applied index at the log's end.
-	dA, dB := replDigest(t, batched.Store), replDigest(t, single.Store)
-	if d := replDiff(dA, dB); d != "" {
-		t.Errorf("batched and one-by-one replicas differ: %s", d)
-	}
-	if d := replDiff(origDigest, dA); d != "" {
-		t.Errorf("the node's database and the replayed replica differ: %s", d)
-	}
-	if batched.AppliedIndex() != lastFSM || single.AppliedIndex() != lastFSM || origApplied != lastFSM {
-		t.Errorf("applied indexes: node %d, batched %d, one-by-one %d; want %d",
-			origApplied, batched.AppliedIndex(), single.AppliedIndex(), lastFSM)
-	}
-	if len(origDigest) < 7 {
-		t.Errorf("digest covers only %d tables: %v", len(origDigest), origDigest)
+	rep := replayCheck(t, dir, seed, 64, w.outcomes)
+	if len(rep.digest) < 7 {
+		t.Errorf("digest covers only %d tables: %v", len(rep.digest), rep.digest)
 	}
 	// The replica's engine sees the same collections as the node did.
-	if got, want := collectionNames(batched.Engine), w.finalCollections; got != want {
+	if got, want := collectionNames(rep.batched.Engine), w.finalCollections; got != want {
 		t.Errorf("replayed engine has collections %s, the node had %s", got, want)
 	}
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
