@@ -37,6 +37,11 @@ type Claims struct {
 	jwt.RegisteredClaims
 }
 
+// ClockLeeway is how far the clocks of two nodes may disagree before a
+// token issued by one is refused by the other (its iat would lie in the
+// verifier's future); it also extends expiries by as much.
+const ClockLeeway = 30 * time.Second
+
 // Signer issues and verifies tokens with one HS256 key.
 type Signer struct {
 	key    []byte
@@ -50,7 +55,8 @@ func NewSigner(key []byte) (*Signer, error) {
 	}
 	return &Signer{
 		key:    append([]byte(nil), key...),
-		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithStrictDecoding()),
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithStrictDecoding(),
+			jwt.WithLeeway(ClockLeeway)),
 	}, nil
 }
 

@@ -76,3 +76,21 @@ func TestStrictSignatureEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClockLeeway: a token issued by a node whose clock runs a little
+// ahead verifies on the others; one from far in the future does not.
+func TestClockLeeway(t *testing.T) {
+	s, _ := NewSigner(make([]byte, 32))
+	ahead, _, _ := s.Issue(Claims{ID: "u1"}, AudUser, time.Now().Add(20*time.Second), time.Hour)
+	if _, err := s.Verify(ahead, AudUser); err != nil {
+		t.Fatalf("a token from a clock 20 s ahead: %v", err)
+	}
+	future, _, _ := s.Issue(Claims{ID: "u1"}, AudUser, time.Now().Add(2*time.Minute), time.Hour)
+	if _, err := s.Verify(future, AudUser); err == nil {
+		t.Fatal("a token issued two minutes in the future verified")
+	}
+	expired, _, _ := s.Issue(Claims{ID: "u1"}, AudUser, time.Now().Add(-2*time.Hour), time.Hour)
+	if _, err := s.Verify(expired, AudUser); err == nil {
+		t.Fatal("an expired token verified")
+	}
+}
