@@ -1,6 +1,23 @@
-// Package realtime will own WebSocket and SSE delivery: topics,
-// per-subscription filters, the replay ring keyed by Raft index, and
-// presence. It is not built yet: record changes are already emitted by the
-// state machine after each commit (engine.RecordChange events, stamped with
-// their Raft index), ready for this package to fan out.
+// Package realtime fans committed record changes out to subscribers on
+// this node. It knows no transport: the api package speaks WebSocket and
+// SSE and drives a Conn per client.
+//
+// Every node's state machine applies the same log, so every node's Hub sees
+// the same record events in the same order, stamped with their Raft index.
+// An event's id is that index (plus ".n" for the n-th further event of the
+// same command), so a client gets the same ids from any node and can resume
+// on another one with Last-Event-ID.
+//
+// The Hub keeps one replay ring of the events of the last
+// realtime.retention_sec seconds. Live delivery and replay are the same
+// thing: each Conn is a cursor into the ring, and its transport goroutine
+// pulls the events after the cursor, filters them (topics, filters, the
+// collection's view rule as the connection's principal) and writes them.
+// The state machine's observer only appends and wakes readers; it never
+// waits for a client. A Conn whose cursor falls more than MaxPending
+// events behind, or behind the ring's oldest event, is failed with
+// ErrSlowConsumer and its transport closes it with an error frame.
+//
+// Rules and record rendering belong to the engine: the package asks an
+// Authorizer (EngineAuthorizer adapts *engine.Engine).
 package realtime

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"svcd/engine/filter"
+)
+
+// RealtimeRecord is one record change as one principal may see it, for
+// realtime delivery: the view rule has already admitted the principal.
+type RealtimeRecord struct {
+	e   *Engine
+	ci  *collInfo
+	row []any
+	p   Principal
+	rec filter.Record
+}
+
+// RealtimeCollection resolves a collection name (any case) or id to the
+// name the schema spells; "" when there is none.
+func (e *Engine) RealtimeCollection(name string) string {
+	if ci := e.collection(name); ci != nil {
+		return ci.Name
+	}
+	return ""
+}
+
+// RealtimeView checks ch against its collection's view rule as p (admins
+// bypass rules; an API token needs read scope on the collection) with the
+// in-memory evaluator, and returns the record as p
+// may see it, or nil when p may not. A rule that reads other records
+// (relations, @collection) cannot be answered in memory and denies; so
+// does a collection whose schema changed since the event (the row no
+// longer fits it).
+func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
+	ci := e.collection(ch.CollectionID)
+	if ci == nil || len(ch.Row) != 3+len(ci.fields) || !p.HasScope(ci.Name, false) {
+		return nil
+	}
+	r := &RealtimeRecord{e: e, ci: ci, row: ch.Row, p: p, rec: filterRecord(ci, ch.Row)}
+	if p.IsAdmin() {
+		return r
+	}
+	if ci.ViewRule == nil {
+		return nil
+	}
+	if strings.TrimSpace(*ci.ViewRule) == "" {
+		return r
+	}
+	rule, err := parsedRule(*ci.ViewRule)
+	if err != nil {
+		return nil
+	}
+	ok, err := filter.Eval(rule, ci.filterColl(), r.rec, e.readEnv(p, true))
+	if err != nil || !ok {
+		return nil
+	}
+	return r
+}
+
+// Match evaluates a subscriber's filter against the record, with what the
+// principal may read (hidden fields only for admins). A filter that cannot
+// be evaluated in memory does not match.
+func (r *RealtimeRecord) Match(f filter.Expr) bool {
+	ok, err := filter.Eval(f, r.ci.filterColl(), r.rec, r.e.readEnv(r.p, false))
+	return err == nil && ok
+}
+
+// JSON is the record as the principal may read it.
+func (r *RealtimeRecord) JSON() []byte {
+	return r.ci.appendRecord(make([]byte, 0, 256), r.row, r.p.IsAdmin(), nil)
+}
+
+// filterRecord names a row's stored values for the in-memory evaluator.
+// Private fields are left out: no filter may read them.
+func filterRecord(ci *collInfo, row []any) filter.Record {
+	rec := make(filter.Record, 3+len(ci.fields))
+	rec["id"] = row[0]
+	if ci.hasCreated {
+		rec["created"] = row[1]
+	}
+	if ci.hasUpdated {
+		rec["updated"] = row[2]
+	}
+	for i, f := range ci.fields {
+		if !f.private {
+			rec[f.Name] = row[3+i]
+		}
+	}
+	return rec
+}
+
+// ruleCache holds parsed view rules by their text: rules are few and
+// written by admins, and every event of every subscriber checks one.
+var ruleCache sync.Map // string -> filter.Expr
+
+func parsedRule(text string) (filter.Expr, error) {
+	if v, ok := ruleCache.Load(text); ok {
+		return v.(filter.Expr), nil
+	}
+	ex, err := filter.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	ruleCache.Store(text, ex)
+	return ex, nil
+}
+
+// RealtimeRetention is the replay window, realtime.retention_sec (default
+// 30 s; values that are not positive integers count as unset).
+func (e *Engine) RealtimeRetention() time.Duration {
+	if n, err := strconv.Atoi(strings.TrimSpace(e.Setting("realtime.retention_sec"))); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return 30 * time.Second
+}

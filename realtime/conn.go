@@ -1,0 +1,477 @@
+package realtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"svcd/engine"
+	"svcd/engine/filter"
+)
+
+// Authorizer is what the hub needs of the engine: collection names and the
+// view rule. It must be safe for concurrent use.
+type Authorizer interface {
+	// Collection resolves a collection name (any case) or id to the
+	// name the schema spells; "" when there is none.
+	Collection(name string) string
+	// View returns the change as p may see it, or nil when the
+	// collection's view rule denies p (admins bypass rules).
+	View(p engine.Principal, ch *engine.RecordChange) View
+}
+
+// View is one record change as one principal may see it.
+type View interface {
+	// Match evaluates a subscription filter against the record.
+	Match(f filter.Expr) bool
+	// JSON is the record as the principal may read it.
+	JSON() []byte
+}
+
+// Error is a protocol error sent to the client as an error message.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Error codes beyond CONTRACT.md's list: replay_window_exceeded,
+// slow_consumer and not_supported.
+const (
+	CodeInvalidTopics  = "invalid_topics"
+	CodeInvalidMessage = "invalid_message"
+	CodeInvalidFilter  = "invalid_filter"
+	CodeUnauthorized   = "unauthorized"
+	CodeTooLarge       = "too_large"
+	CodeReplayExceeded = "replay_window_exceeded"
+	CodeSlowConsumer   = "slow_consumer"
+	CodeNotSupported   = "not_supported"
+)
+
+// MaxFilterLen is the filter language's length limit.
+const MaxFilterLen = 4096
+
+// Message is one server-to-client message.
+type Message struct {
+	Type       string
+	EventID    string
+	Collection string
+	Record     json.RawMessage
+	ID         string
+	Topics     []string
+	Code       string
+	Text       string
+}
+
+// MarshalJSON writes the fields the message's type carries.
+func (m Message) MarshalJSON() ([]byte, error) {
+	out := map[string]any{"type": m.Type}
+	if m.EventID != "" {
+		out["eventId"] = m.EventID
+	}
+	switch m.Type {
+	case "create", "update":
+		out["collection"], out["record"] = m.Collection, m.Record
+	case "delete":
+		out["collection"], out["id"] = m.Collection, m.ID
+	case "subscribed", "unsubscribed", "subs":
+		t := m.Topics
+		if t == nil {
+			t = []string{}
+		}
+		out["topics"] = t
+	case "error":
+		out["code"], out["message"] = m.Code, m.Text
+	}
+	return json.Marshal(out)
+}
+
+// ErrorMessage is the error message for err.
+func ErrorMessage(err *Error) Message {
+	return Message{Type: "error", Code: err.Code, Text: err.Message}
+}
+
+type sub struct {
+	t     topic
+	key   string
+	fText string
+	f     filter.Expr
+}
+
+// Conn is one client: its principal, subscriptions and cursor in the ring.
+type Conn struct {
+	hub  *Hub
+	id   string
+	done chan struct{}
+
+	mu        sync.Mutex
+	principal engine.Principal
+	subs      []sub // copy-on-write
+
+	// Guarded by hub.mu.
+	pos      uint64
+	started  bool
+	startCh  chan struct{}
+	notices  []Message
+	skipI    uint64
+	skipS    uint32
+	skipping bool
+	nsubs    int
+	err      error
+}
+
+// Connect registers a connection of principal p. Its cursor is the ring's
+// head: it sees the events committed from now on, once started. Call
+// Resume (optional) then Start; Close when the client goes.
+func (h *Hub) Connect(p engine.Principal) *Conn {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	c := &Conn{hub: h, id: hex.EncodeToString(b[:]), done: make(chan struct{}), principal: p, startCh: make(chan struct{})}
+	h.mu.Lock()
+	c.pos = h.head
+	h.conns[c.id] = c
+	h.mu.Unlock()
+	return c
+}
+
+// ID is the connection's client id.
+func (c *Conn) ID() string { return c.id }
+
+// Done is closed when the connection fails or is closed.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err is why the connection ended (nil while open).
+func (c *Conn) Err() error {
+	c.hub.mu.Lock()
+	defer c.hub.mu.Unlock()
+	return c.err
+}
+
+// Close unregisters the connection.
+func (c *Conn) Close() {
+	c.hub.mu.Lock()
+	c.hub.failLocked(c, errClosed)
+	c.hub.mu.Unlock()
+}
+
+// Principal is the connection's current principal.
+func (c *Conn) Principal() engine.Principal {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.principal
+}
+
+// SetPrincipal switches the principal (the auth message): later events are
+// checked against the new principal's rights.
+func (c *Conn) SetPrincipal(p engine.Principal) {
+	c.mu.Lock()
+	c.principal = p
+	c.mu.Unlock()
+}
+
+// Started reports whether delivery has started.
+func (c *Conn) Started() bool {
+	c.hub.mu.Lock()
+	defer c.hub.mu.Unlock()
+	return c.started
+}
+
+// Resume moves a connection that has not started yet to just after the
+// event lastID: delivery then replays the retained events after it, in
+// order. An id older than the ring queues a replay_window_exceeded error
+// and leaves the cursor at the head (the client must resync).
+func (c *Conn) Resume(lastID string) *Error {
+	idx, seq, ok := ParseID(lastID)
+	if !ok {
+		return &Error{CodeInvalidMessage, "malformed event id " + fmt.Sprintf("%q", lastID)}
+	}
+	h := c.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.started {
+		return &Error{CodeInvalidMessage, "lastEventId is only accepted before the first subscription"}
+	}
+	if idx < h.floorI || (!h.floorX && idx == h.floorI && seq < h.floorS) {
+		c.notices = append(c.notices, Message{Type: "error", Code: CodeReplayExceeded,
+			Text: "replay window exceeded: events after " + lastID + " are no longer retained; resync and subscribe again"})
+		c.pos = h.head
+		return nil
+	}
+	// The last retained event at or before the id.
+	lo, hi := 0, len(h.ring)
+	for lo < hi {
+		m := (lo + hi) / 2
+		e := h.ring[m]
+		if idLess(idx, seq, e.Index, e.Seq) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	c.pos = h.first + uint64(lo) - 1
+	// Events up to the id this node has not applied yet were seen
+	// elsewhere: skip them when they arrive.
+	c.skipI, c.skipS, c.skipping = idx, seq, true
+	return nil
+}
+
+// Start begins delivery (idempotent).
+func (c *Conn) Start() {
+	h := c.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.started {
+		return
+	}
+	if c.pos+1 < h.first {
+		c.notices = append(c.notices, Message{Type: "error", Code: CodeReplayExceeded,
+			Text: "replay window exceeded while the connection waited for its first subscription; resync"})
+		c.pos = h.head
+	}
+	c.started = true
+	close(c.startCh)
+}
+
+// Subscribe adds topics (each with filterText, replacing a filter an
+// existing subscription had) and returns them canonicalized. Nothing is
+// subscribed when any topic is invalid.
+func (c *Conn) Subscribe(topics []string, filterText string) ([]string, *Error) {
+	return c.subscribe(topics, filterText, false)
+}
+
+// Replace sets the subscriptions to exactly topics (SSE's subscribe POST).
+func (c *Conn) Replace(topics []string, filterText string) ([]string, *Error) {
+	return c.subscribe(topics, filterText, true)
+}
+
+func (c *Conn) subscribe(topics []string, filterText string, replace bool) ([]string, *Error) {
+	if len(topics) == 0 && !replace {
+		return nil, &Error{CodeInvalidTopics, "no topics given"}
+	}
+	var f filter.Expr
+	if strings.TrimSpace(filterText) != "" {
+		if len(filterText) > MaxFilterLen {
+			return nil, &Error{CodeTooLarge, fmt.Sprintf("filter longer than %d characters", MaxFilterLen)}
+		}
+		var err error
+		if f, err = filter.Parse(filterText); err != nil {
+			return nil, &Error{CodeInvalidFilter, err.Error()}
+		}
+	}
+	parsed, err := c.parseTopics(topics)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var next []sub
+	if !replace {
+		next = append(next, c.subs...)
+	}
+	var canon []string
+	for _, t := range parsed {
+		s := sub{t: t, key: t.String(), fText: filterText, f: f}
+		canon = append(canon, s.key)
+		found := false
+		for i := range next {
+			if next[i].key == s.key {
+				next[i], found = s, true
+			}
+		}
+		if !found {
+			next = append(next, s)
+		}
+	}
+	if max := c.hub.opts.MaxSubscriptions; len(next) > max {
+		return nil, &Error{CodeTooLarge, fmt.Sprintf("too many subscriptions (at most %d per connection)", max)}
+	}
+	c.setSubsLocked(next)
+	return canon, nil
+}
+
+// Unsubscribe removes topics (all of them when topics is empty).
+func (c *Conn) Unsubscribe(topics []string) ([]string, *Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(topics) == 0 {
+		var all []string
+		for _, s := range c.subs {
+			all = append(all, s.key)
+		}
+		c.setSubsLocked(nil)
+		return all, nil
+	}
+	parsed, err := c.parseTopics(topics)
+	if err != nil {
+		return nil, err
+	}
+	drop := map[string]bool{}
+	var canon []string
+	for _, t := range parsed {
+		drop[t.String()] = true
+		canon = append(canon, t.String())
+	}
+	var next []sub
+	for _, s := range c.subs {
+		if !drop[s.key] {
+			next = append(next, s)
+		}
+	}
+	c.setSubsLocked(next)
+	return canon, nil
+}
+
+// Topics lists the subscriptions in the order they were made.
+func (c *Conn) Topics() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.subs))
+	for _, s := range c.subs {
+		out = append(out, s.key)
+	}
+	return out
+}
+
+func (c *Conn) setSubsLocked(next []sub) {
+	c.subs = next
+	h := c.hub
+	h.mu.Lock()
+	if c.err == nil {
+		h.subs.Add(int64(len(next) - c.nsubs))
+		c.nsubs = len(next)
+	}
+	h.mu.Unlock()
+}
+
+func (c *Conn) parseTopics(topics []string) ([]topic, *Error) {
+	var bad []string
+	var out []topic
+	seen := map[string]bool{}
+	for _, raw := range topics {
+		t, ok := parseTopic(raw, c.hub.opts.Auth.Collection)
+		if !ok {
+			bad = append(bad, raw)
+			continue
+		}
+		if !seen[t.String()] {
+			seen[t.String()] = true
+			out = append(out, t)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, &Error{CodeInvalidTopics, "invalid topics: " + strings.Join(quoteAll(bad), ", ")}
+	}
+	return out, nil
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = fmt.Sprintf("%q", v)
+	}
+	return out
+}
+
+// batchSize bounds the events taken from the ring under its lock at once.
+const batchSize = 256
+
+// Next blocks until there is something to send: queued notices, or events
+// after the cursor that pass the subscriptions and the view rule. It
+// returns ErrSlowConsumer (or the reason the connection ended) once the
+// connection is failed, and ctx's error when ctx ends.
+func (c *Conn) Next(ctx context.Context) ([]Message, error) {
+	h := c.hub
+	for {
+		h.mu.Lock()
+		if c.err != nil {
+			err := c.err
+			h.mu.Unlock()
+			return nil, err
+		}
+		if len(c.notices) > 0 {
+			out := c.notices
+			c.notices = nil
+			h.mu.Unlock()
+			return out, nil
+		}
+		if !c.started {
+			h.mu.Unlock()
+			select {
+			case <-c.startCh:
+			case <-c.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		if c.pos+1 < h.first {
+			h.failLocked(c, ErrSlowConsumer)
+			h.mu.Unlock()
+			return nil, ErrSlowConsumer
+		}
+		if c.pos < h.head {
+			from := c.pos + 1 - h.first
+			n := min(uint64(len(h.ring))-from, batchSize)
+			batch := make([]*Event, n)
+			copy(batch, h.ring[from:from+n])
+			c.pos += n
+			h.mu.Unlock()
+			if out := c.deliver(batch); len(out) > 0 {
+				return out, nil
+			}
+			continue
+		}
+		wake := h.wake
+		h.mu.Unlock()
+		select {
+		case <-wake:
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// deliver turns the events a subscription wants into messages.
+func (c *Conn) deliver(batch []*Event) []Message {
+	c.mu.Lock()
+	p, subs := c.principal, c.subs
+	c.mu.Unlock()
+	var out []Message
+	for _, ev := range batch {
+		if c.skipping {
+			if !idLess(c.skipI, c.skipS, ev.Index, ev.Seq) {
+				continue
+			}
+			c.skipping = false
+		}
+		var view View
+		for _, s := range subs {
+			if !s.t.matches(ev) {
+				continue
+			}
+			if view == nil {
+				if view = c.hub.opts.Auth.View(p, ev.Change); view == nil {
+					break
+				}
+			}
+			if s.f != nil && !view.Match(s.f) {
+				continue
+			}
+			m := Message{Type: ev.Action, EventID: ev.ID(), Collection: ev.Collection}
+			if ev.Action == "delete" {
+				m.ID = ev.RecordID
+			} else {
+				m.Record = view.JSON()
+			}
+			out = append(out, m)
+			break
+		}
+	}
+	return out
+}

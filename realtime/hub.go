@@ -1,0 +1,242 @@
+package realtime
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"svcd/engine"
+	"svcd/fsm"
+)
+
+// Event is one record change as the hub keeps it.
+type Event struct {
+	Index uint64 // Raft index of the command
+	Seq   uint32 // position among the command's record events
+	// Action is create, update or delete.
+	Action       string
+	Collection   string // name at commit time
+	CollectionID string
+	RecordID     string
+	Change       *engine.RecordChange
+
+	pos uint64    // node-local position in the ring (1, 2, ...)
+	at  time.Time // when this node saw it
+}
+
+// ID is the event id clients see: the Raft index, plus ".n" for the n-th
+// further record event of the same command. Every node gives the same ids.
+func (e *Event) ID() string { return formatID(e.Index, e.Seq) }
+
+func formatID(index uint64, seq uint32) string {
+	s := strconv.FormatUint(index, 10)
+	if seq > 0 {
+		s += "." + strconv.FormatUint(uint64(seq), 10)
+	}
+	return s
+}
+
+// ParseID reads an event id ("123" or "123.2").
+func ParseID(s string) (index uint64, seq uint32, ok bool) {
+	i, n, dotted := strings.Cut(strings.TrimSpace(s), ".")
+	index, err := strconv.ParseUint(i, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	if dotted {
+		v, err := strconv.ParseUint(n, 10, 32)
+		if err != nil {
+			return 0, 0, false
+		}
+		seq = uint32(v)
+	}
+	return index, seq, true
+}
+
+func idLess(ai uint64, as uint32, bi uint64, bs uint32) bool {
+	return ai < bi || (ai == bi && as < bs)
+}
+
+// ErrSlowConsumer fails a Conn that fell too far behind the log.
+var ErrSlowConsumer = errors.New("realtime: consumer too slow, events were dropped")
+
+// errClosed is the reason of a Conn closed by its client or the server.
+var errClosed = errors.New("realtime: connection closed")
+
+// Options configure a Hub.
+type Options struct {
+	Auth Authorizer
+	// Retention is the replay window (realtime.retention_sec); nil or a
+	// non-positive answer means 30 s.
+	Retention func() time.Duration
+	// MaxPending is how many undelivered events a Conn may lag behind
+	// before it is dropped (default 1024).
+	MaxPending int
+	// MaxEvents caps the ring whatever the retention (default 100000).
+	MaxEvents int
+	// MaxSubscriptions per connection (default 100).
+	MaxSubscriptions int
+	// StartIndex is the applied index when the hub started: an id below it
+	// may name events this node never saw (replay window exceeded).
+	StartIndex uint64
+	Clock      func() time.Time
+}
+
+// Stats are the hub's figures for the metrics snapshot.
+type Stats struct {
+	Connections   int64
+	Subscriptions int64
+	Dropped       int64 // connections dropped as slow consumers, ever
+	RingEvents    int64
+}
+
+// Hub holds the replay ring and the connections of one node.
+type Hub struct {
+	opts Options
+
+	mu     sync.Mutex
+	ring   []*Event // ring[0].pos == first
+	first  uint64   // pos of ring[0] (head+1 when empty)
+	head   uint64   // pos of the newest event
+	floorI uint64   // id of the newest event evicted, or StartIndex
+	floorS uint32
+	floorX bool // floor is StartIndex: every seq of it counts as seen
+	wake   chan struct{}
+	conns  map[string]*Conn
+
+	subs    atomic.Int64
+	dropped atomic.Int64
+}
+
+// NewHub builds a hub; register Observe on the store before it applies.
+func NewHub(opts Options) *Hub {
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 1024
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = 100000
+	}
+	if opts.MaxSubscriptions <= 0 {
+		opts.MaxSubscriptions = 100
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	return &Hub{
+		opts: opts, first: 1, floorI: opts.StartIndex, floorX: true,
+		wake: make(chan struct{}), conns: map[string]*Conn{},
+	}
+}
+
+func (h *Hub) retention() time.Duration {
+	if h.opts.Retention != nil {
+		if d := h.opts.Retention(); d > 0 {
+			return d
+		}
+	}
+	return 30 * time.Second
+}
+
+// Observe is the fsm.Observer: it appends the batch's record events to the
+// ring, evicts what fell out of the window, fails connections that lag
+// too far and wakes the readers. It never blocks on a client.
+func (h *Hub) Observe(events []fsm.Event) {
+	var add []*Event
+	var last uint64
+	var seq uint32
+	now := h.opts.Clock()
+	for _, ev := range events {
+		if ev.Index != last {
+			last, seq = ev.Index, 0
+		}
+		var action string
+		switch ev.Kind {
+		case engine.EvRecordCreate:
+			action = "create"
+		case engine.EvRecordUpdate:
+			action = "update"
+		case engine.EvRecordDelete:
+			action = "delete"
+		default:
+			continue
+		}
+		ch, ok := ev.Data.(*engine.RecordChange)
+		if !ok || len(ch.Row) == 0 {
+			continue
+		}
+		id, _ := ch.Row[0].(string)
+		add = append(add, &Event{
+			Index: ev.Index, Seq: seq, Action: action, Collection: ch.CollectionName,
+			CollectionID: ch.CollectionID, RecordID: id, Change: ch, at: now,
+		})
+		seq++
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range add {
+		h.head++
+		e.pos = h.head
+		h.ring = append(h.ring, e)
+	}
+	h.evictLocked(now)
+	if len(add) == 0 {
+		return
+	}
+	for _, c := range h.conns {
+		if c.started && h.head-c.pos > uint64(h.opts.MaxPending) {
+			h.failLocked(c, ErrSlowConsumer)
+		}
+	}
+	close(h.wake)
+	h.wake = make(chan struct{})
+}
+
+func (h *Hub) evictLocked(now time.Time) {
+	cut := now.Add(-h.retention())
+	n := 0
+	for n < len(h.ring) && (len(h.ring)-n > h.opts.MaxEvents || h.ring[n].at.Before(cut)) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	e := h.ring[n-1]
+	h.floorI, h.floorS, h.floorX = e.Index, e.Seq, false
+	clear(h.ring[:n])
+	h.ring = h.ring[n:]
+	h.first += uint64(n)
+}
+
+// Stats reports the hub's figures.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Stats{
+		Connections: int64(len(h.conns)), Subscriptions: h.subs.Load(),
+		Dropped: h.dropped.Load(), RingEvents: int64(len(h.ring)),
+	}
+}
+
+// Lookup finds an open connection by its client id.
+func (h *Hub) Lookup(clientID string) *Conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conns[clientID]
+}
+
+func (h *Hub) failLocked(c *Conn, err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	if err == ErrSlowConsumer {
+		h.dropped.Add(1)
+	}
+	delete(h.conns, c.id)
+	h.subs.Add(-int64(c.nsubs))
+	c.nsubs = 0
+	close(c.done)
+}
