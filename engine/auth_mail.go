@@ -23,9 +23,10 @@ var (
 	errMailBroken = &Error{Kind: KindValidation, Message: "Email delivery is misconfigured; see the server log"}
 )
 
-// mailSlots bounds the background deliveries of one process; a delivery
-// waits for a slot until its deadline.
-var mailSlots = make(chan struct{}, 16)
+// mailSlots bounds the background deliveries in flight on one node; a
+// request beyond it is dropped (and logged) rather than queued, so a burst
+// of requests cannot pile up goroutines.
+const mailSlots = 16
 
 // mailDeadline bounds one background delivery (look-up, proposal, send).
 const mailDeadline = time.Minute
@@ -81,16 +82,16 @@ func (e *Engine) mailInput(ci *collInfo, token, code string, ttl time.Duration) 
 // later runs fn in the background with its own deadline, after the
 // request that asked for it has been answered; failures go to the log.
 func (e *Engine) later(what string, fn func(ctx context.Context) error) {
+	select {
+	case e.mailSlots <- struct{}{}:
+	default:
+		e.log.Warn("auth mail dropped: too many deliveries in flight", "what", what)
+		return
+	}
 	go func() {
+		defer func() { <-e.mailSlots }()
 		ctx, cancel := context.WithTimeout(context.Background(), mailDeadline)
 		defer cancel()
-		select {
-		case mailSlots <- struct{}{}:
-		case <-ctx.Done():
-			e.log.Warn("auth mail dropped: too many deliveries in flight", "what", what)
-			return
-		}
-		defer func() { <-mailSlots }()
 		if err := fn(ctx); err != nil {
 			e.log.Warn("auth mail failed", "what", what, "err", err)
 		}

@@ -54,6 +54,8 @@ type Engine struct {
 	version  atomic.Int64 // schema version of the internal tables
 	revoked  revokedSet
 	tokens   tokenSetPtr
+	// mailSlots holds a token per background auth mail in flight.
+	mailSlots chan struct{}
 }
 
 // New builds the engine and registers its command handlers on the store's
@@ -69,14 +71,15 @@ func New(opts Options) (*Engine, error) {
 		opts.PasswordParams = password.Default
 	}
 	e := &Engine{
-		store:    opts.Store,
-		signer:   opts.Signer,
-		now:      opts.Clock,
-		log:      opts.Logger,
-		pwParams: opts.PasswordParams,
-		outbound: opts.Outbound,
-		keyring:  opts.Keyring,
-		applied:  newApplyCache(),
+		store:     opts.Store,
+		signer:    opts.Signer,
+		now:       opts.Clock,
+		log:       opts.Logger,
+		pwParams:  opts.PasswordParams,
+		outbound:  opts.Outbound,
+		keyring:   opts.Keyring,
+		mailSlots: make(chan struct{}, mailSlots),
+		applied:   newApplyCache(),
 	}
 	e.register(opts.Store.Registry())
 	opts.Store.Observe(e.onEvents)
