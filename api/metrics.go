@@ -20,5 +20,6 @@ func (s *Server) metricsSnapshot(w http.ResponseWriter, r *http.Request) {
 	if s.rate != nil {
 		out["rate_limited"] = s.rate.limited.Load()
 	}
+	s.realtimeStats(out)
 	writeData(w, http.StatusOK, out)
 }

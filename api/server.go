@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"svcd/realtime"
 )
 
 // Options configure the HTTP server.
@@ -34,6 +36,8 @@ type Options struct {
 	// TrustedProxies lists peers whose X-Forwarded-For is believed.
 	RateLimit      bool
 	TrustedProxies string
+	// Realtime is the node's realtime hub (nil: no realtime routes).
+	Realtime *realtime.Hub
 }
 
 // Server is the HTTP front of one node.
@@ -53,6 +57,7 @@ type Server struct {
 	rate       *rateLimiter // nil when off
 	prints     func() (jwt, encryption string)
 	proxies    *proxyTrust
+	rt         *realtime.Hub
 }
 
 // maxBodyBytes bounds JSON request bodies.
@@ -66,13 +71,14 @@ func New(opts Options) *Server {
 	s := &Server{
 		eng: opts.Engine, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
-		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints,
+		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}
 	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
 	r.Post("/_/join", s.join)
+	s.mountRealtime(r)
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(s.requireCaughtUp, s.consistency)
 		// Signing in takes no credentials: a stale token sent along must
@@ -80,6 +86,7 @@ func New(opts Options) *Server {
 		s.mountAdminAuth(r)
 		s.mountUserAuthOpen(r)
 		s.mountAuthFlowsOpen(r)
+		s.mountRealtimeSSE(r)
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			s.mountUserAuth(r)

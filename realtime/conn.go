@@ -393,12 +393,6 @@ func (c *Conn) Next(ctx context.Context) ([]Message, error) {
 			h.mu.Unlock()
 			return nil, err
 		}
-		if len(c.notices) > 0 {
-			out := c.notices
-			c.notices = nil
-			h.mu.Unlock()
-			return out, nil
-		}
 		if !c.started {
 			h.mu.Unlock()
 			select {
@@ -408,6 +402,12 @@ func (c *Conn) Next(ctx context.Context) ([]Message, error) {
 				return nil, ctx.Err()
 			}
 			continue
+		}
+		if len(c.notices) > 0 {
+			out := c.notices
+			c.notices = nil
+			h.mu.Unlock()
+			return out, nil
 		}
 		if c.pos+1 < h.first {
 			h.failLocked(c, ErrSlowConsumer)

@@ -240,3 +240,12 @@ func (h *Hub) failLocked(c *Conn, err error) {
 	c.nsubs = 0
 	close(c.done)
 }
+
+// SetMaxPending changes how far a connection may lag before it is dropped
+// (0: a connection is dropped as soon as an event waits for it; tests use
+// it to exercise the drop path).
+func (h *Hub) SetMaxPending(n int) {
+	h.mu.Lock()
+	h.opts.MaxPending = max(n, 0)
+	h.mu.Unlock()
+}

@@ -56,6 +56,7 @@ func runServe(args []string) error {
 		Engine: st.Engine, Node: st.Node, Stats: st.Stats, SetupKey: cfg.setupKey, Logger: log,
 		ClusterKey: cfg.clusterKey, Secrets: st.Secrets, Region: cfg.region, Digest: st.Digest,
 		RateLimit: cfg.rateLimit, TrustedProxies: cfg.proxies, Fingerprints: st.Fingerprints,
+		Realtime: st.Realtime,
 	})
 	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
+	"svcd/realtime"
 	"svcd/scheduler"
 )
 
@@ -60,6 +61,9 @@ type Stack struct {
 	Store  *fsm.Store
 	Engine *engine.Engine
 	Node   *cluster.Node
+	// Realtime fans the committed record events out to this node's
+	// WebSocket and SSE clients.
+	Realtime *realtime.Hub
 
 	log        *slog.Logger
 	cancel     context.CancelFunc
@@ -130,6 +134,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
+	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex()})
+	store.Observe(hub.Observe)
 	node, err := cluster.Open(cluster.Config{
 		NodeID:            id,
 		Dir:               filepath.Join(cfg.DataDir, "raft"),
@@ -156,7 +162,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	}
 	eng.SetProposer(node)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Store: store, Engine: eng, Node: node, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring}
+	s := &Stack{Store: store, Engine: eng, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring}
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
 	go func() { loop.Run(ctx); close(s.done) }()
 	return s, nil

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+	"svcd/realtime"
+)
+
+// Realtime limits of one connection.
+const (
+	// realtimeMaxMessage bounds a client message (WebSocket frame or SSE
+	// subscribe body): larger ones are answered too_large.
+	realtimeMaxMessage = 16 << 10
+	// realtimeHardLimit closes a WebSocket whose frame exceeds it without
+	// reading it all.
+	realtimeHardLimit = 1 << 20
+)
+
+// mountRealtime serves the WebSocket at /realtime (outside /api/v1).
+//
+//	GET /realtime   WebSocket
+func (s *Server) mountRealtime(r chi.Router) {
+	if s.rt == nil {
+		return
+	}
+	r.With(s.authenticate).Get("/realtime", s.realtimeWS)
+}
+
+// mountRealtimeSSE serves the SSE endpoints under /api/v1.
+//
+//	GET    /realtime                     open a stream
+//	POST   /realtime                     set a client's subscriptions
+//	DELETE /realtime/{clientId}          disconnect
+//	GET    /realtime/presence/{channel}  not built yet (501)
+func (s *Server) mountRealtimeSSE(r chi.Router) {
+	if s.rt == nil {
+		return
+	}
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Get("/realtime", s.realtimeSSE)
+		r.Post("/realtime", s.realtimeSSESubscribe)
+		r.Delete("/realtime/{clientId}", s.realtimeSSEDisconnect)
+		r.Get("/realtime/presence/{channel}", s.realtimePresence)
+	})
+}
+
+// realtimeCaller is the principal of a realtime client: like a record
+// route's caller, with what rules may read of the opening request.
+func realtimeCaller(r *http.Request) engine.Principal { return recordCaller(r) }
+
+// realtimeOriginAllowed: a request without Origin (not a browser) or from
+// the server's own host passes; others must be listed in cors.origins
+// (or it holds "*").
+func (s *Server) realtimeOriginAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, o := range strings.Split(s.eng.Setting("cors.origins"), ",") {
+		o = strings.TrimSuffix(strings.TrimSpace(o), "/")
+		if o == "*" || (o != "" && strings.EqualFold(o, origin)) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	errRealtimeOrigin   = engine.Errorf(engine.KindForbidden, "Origin not allowed (cors.origins)")
+	errRealtimeClient   = engine.Errorf(engine.KindNotFound, "Unknown or closed realtime client")
+	errRealtimeIdentity = engine.Errorf(engine.KindForbidden, "The client was opened by another identity")
+)
+
+// identity is the auth answer's identity: {id, type} or nil.
+func identity(p engine.Principal) any {
+	switch p.Kind {
+	case engine.AdminPrincipal:
+		return map[string]string{"id": p.ID, "type": "admin"}
+	case engine.User:
+		return map[string]string{"id": p.ID, "type": "user"}
+	}
+	return nil
+}
+
+// sameIdentity: a subscribe POST may come from the stream's own identity,
+// or authenticate a stream opened anonymously.
+func sameIdentity(stream, post engine.Principal) bool {
+	return stream.Kind == engine.Anonymous || (stream.Kind == post.Kind && stream.ID == post.ID)
+}
+
+func (s *Server) realtimePresence(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotImplemented, errorBody{Error: "Presence is not supported yet", Code: http.StatusNotImplemented})
+}
+
+// realtimeStats adds the hub's figures to the metrics snapshot.
+func (s *Server) realtimeStats(out map[string]any) {
+	if s.rt == nil {
+		return
+	}
+	st := s.rt.Stats()
+	out["realtime_connections"] = st.Connections
+	out["realtime_subscriptions"] = st.Subscriptions
+	out["realtime_dropped_consumers"] = st.Dropped
+	out["realtime_ring_events"] = st.RingEvents
+}
+
+// rtError is the error message of a realtime protocol error.
+func rtError(code, msg string) realtime.Message {
+	return realtime.ErrorMessage(&realtime.Error{Code: code, Message: msg})
+}

@@ -1,0 +1,212 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"svcd/realtime"
+)
+
+// sseKeepAlive is how often an idle stream gets a comment line, so
+// proxies keep it open.
+const sseKeepAlive = 25 * time.Second
+
+// sseStream writes SSE frames, one writer at a time.
+type sseStream struct {
+	mu sync.Mutex
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (s *sseStream) frame(id, event string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	var buf strings.Builder
+	if id != "" {
+		buf.WriteString("id: " + id + "\n")
+	}
+	buf.WriteString("event: " + event + "\ndata: ")
+	buf.Write(b)
+	buf.WriteString("\n\n")
+	return s.raw(buf.String())
+}
+
+func (s *sseStream) raw(text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.rc.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
+	if _, err := io.WriteString(s.w, text); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+func (s *sseStream) message(m realtime.Message) error {
+	return s.frame(m.EventID, m.Type, m)
+}
+
+// realtimeSSE serves GET /api/v1/realtime: the first frame is event
+// connect with the clientId. Query topics (comma list) and filter
+// subscribe at connect. Last-Event-ID (or query lastEventId) replays the
+// missed events: right after connect when topics are given, else after
+// the first subscribe POST.
+func (s *Server) realtimeSSE(w http.ResponseWriter, r *http.Request) {
+	if !s.realtimeOriginAllowed(r) {
+		s.writeError(w, r, errRealtimeOrigin)
+		return
+	}
+	conn := s.rt.Connect(realtimeCaller(r))
+	defer conn.Close()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	st := &sseStream{w: w, rc: http.NewResponseController(w)}
+	if st.frame("", "connect", map[string]string{"clientId": conn.ID()}) != nil {
+		return
+	}
+	q := r.URL.Query()
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = q.Get("lastEventId")
+	}
+	if last != "" {
+		if e := conn.Resume(last); e != nil {
+			_ = st.message(realtime.ErrorMessage(e))
+			last = ""
+		}
+	}
+	hasTopics := false
+	if t := q.Get("topics"); strings.TrimSpace(t) != "" {
+		topics, e := conn.Subscribe(strings.Split(t, ","), q.Get("filter"))
+		if e != nil {
+			_ = st.message(realtime.ErrorMessage(e))
+		} else {
+			hasTopics = true
+			_ = st.message(realtime.Message{Type: "subscribed", Topics: topics})
+		}
+	}
+	if last == "" || hasTopics {
+		conn.Start()
+	}
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		t := time.NewTicker(sseKeepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if st.raw(": ping\n\n") != nil {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	for {
+		msgs, err := conn.Next(ctx)
+		if errors.Is(err, realtime.ErrSlowConsumer) {
+			_ = st.message(rtError(realtime.CodeSlowConsumer, "the stream fell too far behind and was dropped; reconnect with Last-Event-ID"))
+			return
+		}
+		if err != nil {
+			return
+		}
+		for _, m := range msgs {
+			if st.message(m) != nil {
+				return
+			}
+		}
+	}
+}
+
+// sseSubscribe is the body of POST /api/v1/realtime.
+type sseSubscribe struct {
+	ClientID string   `json:"clientId"`
+	Topics   []string `json:"topics"`
+	Filter   string   `json:"filter"`
+}
+
+// realtimeSSESubscribe serves POST /api/v1/realtime: it sets the client's
+// subscriptions to exactly topics (an empty list unsubscribes all), each
+// with filter. The caller must be the stream's identity; a stream opened
+// anonymously takes the caller's.
+func (s *Server) realtimeSSESubscribe(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, realtimeMaxMessage+1))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if len(body) > realtimeMaxMessage {
+		rtHTTPError(w, http.StatusRequestEntityTooLarge, realtime.CodeTooLarge, "body larger than 16 KB")
+		return
+	}
+	var req sseSubscribe
+	if json.Unmarshal(body, &req) != nil || req.ClientID == "" {
+		rtHTTPError(w, http.StatusBadRequest, realtime.CodeInvalidMessage, "the body must be {clientId, topics[], filter?}")
+		return
+	}
+	conn := s.rt.Lookup(req.ClientID)
+	if conn == nil {
+		s.writeError(w, r, errRealtimeClient)
+		return
+	}
+	p := realtimeCaller(r)
+	if !sameIdentity(conn.Principal(), p) {
+		s.writeError(w, r, errRealtimeIdentity)
+		return
+	}
+	if p.Kind != conn.Principal().Kind {
+		p.Request = conn.Principal().Request
+		conn.SetPrincipal(p)
+	}
+	topics, e := conn.Replace(req.Topics, req.Filter)
+	if e != nil {
+		status := http.StatusBadRequest
+		if e.Code == realtime.CodeTooLarge {
+			status = http.StatusRequestEntityTooLarge
+		}
+		rtHTTPError(w, status, e.Code, e.Message)
+		return
+	}
+	conn.Start()
+	if topics == nil {
+		topics = []string{}
+	}
+	writeData(w, http.StatusOK, map[string]any{"clientId": conn.ID(), "topics": topics})
+}
+
+// realtimeSSEDisconnect serves DELETE /api/v1/realtime/{clientId}.
+func (s *Server) realtimeSSEDisconnect(w http.ResponseWriter, r *http.Request) {
+	conn := s.rt.Lookup(chi.URLParam(r, "clientId"))
+	if conn == nil {
+		s.writeError(w, r, errRealtimeClient)
+		return
+	}
+	if !sameIdentity(conn.Principal(), realtimeCaller(r)) {
+		s.writeError(w, r, errRealtimeIdentity)
+		return
+	}
+	conn.Close()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// rtHTTPError is the error envelope with the realtime code in details.
+func rtHTTPError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, errorBody{Error: msg, Code: status, Details: map[string]any{"code": code}})
+}
