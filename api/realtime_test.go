@@ -284,3 +284,30 @@ func TestRealtimeWSTopicsFiltersRules(t *testing.T) {
 		})
 	}
 }
+
+// Hidden fields: only admins see them in records and may filter on them.
+func TestRealtimeHiddenFields(t *testing.T) {
+	t.Parallel()
+	s := startWithUsers(t)
+	s.CreateCollection(t, public(coll("profiles", "base", []map[string]any{f("title", "text"), f("code", "text", "hidden", true)})))
+	sub := func(headers map[string]string, filter string) *wsClient {
+		w := dialWS(t, s, "", headers)
+		if m := w.ask(map[string]any{"type": "subscribe", "topics": []string{"profiles"}, "filter": filter}); m["type"] != "subscribed" {
+			t.Fatalf("subscribe: %v", m)
+		}
+		return w
+	}
+	anon, anonFilter := sub(nil, ""), sub(nil, "code = 'x'")
+	admin, adminFilter := sub(s.AdminHeaders(t, nil), ""), sub(s.AdminHeaders(t, nil), "code = 'x'")
+	s.CreateRecord(t, "profiles", map[string]any{"title": "t", "code": "x"})
+	if r := anon.read()["record"].(map[string]any); r["title"] != "t" || r["code"] != nil {
+		t.Fatalf("anonymous record %v", r)
+	}
+	if r := admin.read()["record"].(map[string]any); r["code"] != "x" {
+		t.Fatalf("admin record %v", r)
+	}
+	if r := adminFilter.read()["record"].(map[string]any); r["code"] != "x" {
+		t.Fatalf("admin filtered record %v", r)
+	}
+	anonFilter.quiet()
+}
