@@ -208,6 +208,9 @@ func TestRealtimeWSMessages(t *testing.T) {
 	if m := w.ask(map[string]any{"type": "auth", "token": s.AdminToken(t)}); m["type"] != "authed" || m["identity"].(map[string]any)["type"] != "admin" {
 		t.Fatalf("auth admin: %v", m)
 	}
+	if m := w.ask(map[string]any{"type": "auth", "token": ""}); m["type"] != "authed" || m["identity"] != nil {
+		t.Fatalf("auth with no token: %v", m)
+	}
 }
 
 func manyTopics(n int) []string {

@@ -121,9 +121,13 @@ func (s *Server) wsHandle(ctx context.Context, conn *realtime.Conn, typ websocke
 	}
 	switch m.Type {
 	case "auth":
-		p, err := s.eng.Authenticate(ctx, strings.TrimSpace(m.Token))
-		if err != nil {
-			return rtError(realtime.CodeUnauthorized, "invalid or expired token"), false
+		// An empty token signs the connection out (anonymous).
+		var p engine.Principal
+		if tok := strings.TrimSpace(m.Token); tok != "" {
+			var err error
+			if p, err = s.eng.Authenticate(ctx, tok); err != nil {
+				return rtError(realtime.CodeUnauthorized, "invalid or expired token"), false
+			}
 		}
 		reader := p
 		if p.IsAdmin() && p.Role < requiredRole(http.MethodGet, recordsScope) {

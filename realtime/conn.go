@@ -196,6 +196,9 @@ func (c *Conn) Resume(lastID string) *Error {
 	if c.started {
 		return &Error{CodeInvalidMessage, "lastEventId is only accepted before the first subscription"}
 	}
+	// The ring is trimmed as events arrive; trim it now too, so a quiet
+	// node does not replay beyond the window it promises.
+	h.evictLocked(h.opts.Clock())
 	if idx < h.floorI || (!h.floorX && idx == h.floorI && seq < h.floorS) {
 		c.notices = append(c.notices, Message{Type: "error", Code: CodeReplayExceeded,
 			Text: "replay window exceeded: events after " + lastID + " are no longer retained; resync and subscribe again"})

@@ -199,6 +199,14 @@ func TestReplay(t *testing.T) {
 	if got, _ := next(t, resume("9")); !reflect.DeepEqual(ids(got), []string{"10:create:posts"}) {
 		t.Fatalf("at the floor: got %v", ids(got))
 	}
+	// A quiet node trims the ring when a client resumes.
+	clk.t = clk.t.Add(31 * time.Second)
+	if got, _ := next(t, resume("9")); !reflect.DeepEqual(ids(got), []string{CodeReplayExceeded}) {
+		t.Fatalf("quiet node, evicted: got %v", ids(got))
+	}
+	if got, _ := next(t, resume("10")); got != nil {
+		t.Fatalf("quiet node, at the floor: got %v", ids(got))
+	}
 	if err := h.Connect(engine.Principal{}).Resume("x"); err == nil || err.Code != CodeInvalidMessage {
 		t.Fatalf("malformed id: %v", err)
 	}
