@@ -314,3 +314,24 @@ func TestRealtimeHiddenFields(t *testing.T) {
 	}
 	anonFilter.quiet()
 }
+
+// A view rule that reads a relation is checked by the database.
+func TestRealtimeRelationRule(t *testing.T) {
+	t.Parallel()
+	s := startWithUsers(t)
+	s.CreateCollection(t, public(coll("boards", "base", []map[string]any{f("owner", "text")})))
+	s.CreateCollection(t, coll("cards", "base", []map[string]any{f("title", "text"), f("board", "relation", "collection", "boards")},
+		"view_rule", "board.owner = @request.auth.id", "create_rule", ""))
+	alice := s.CreateRecord(t, "boards", map[string]any{"owner": "alice"})["id"].(string)
+	bob := s.CreateRecord(t, "boards", map[string]any{"owner": "bob"})["id"].(string)
+	w := dialWS(t, s, "", userHeaders("alice"))
+	if m := w.ask(map[string]any{"type": "subscribe", "topics": []string{"cards"}}); m["type"] != "subscribed" {
+		t.Fatalf("subscribe: %v", m)
+	}
+	s.CreateRecord(t, "cards", map[string]any{"title": "bob's", "board": bob})
+	s.CreateRecord(t, "cards", map[string]any{"title": "alice's", "board": alice})
+	if got := w.events(1); !reflect.DeepEqual(got, []string{"create:cards:alice's"}) {
+		t.Fatalf("events %v", got)
+	}
+	w.quiet()
+}

@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"svcd/engine/filter"
+	"svcd/fsm"
 )
 
 // RealtimeRecord is one record change as one principal may see it, for
@@ -30,11 +33,11 @@ func (e *Engine) RealtimeCollection(name string) string {
 
 // RealtimeView checks ch against its collection's view rule as p (admins
 // bypass rules; an API token needs read scope on the collection) with the
-// in-memory evaluator, and returns the record as p
-// may see it, or nil when p may not. A rule that reads other records
-// (relations, @collection) cannot be answered in memory and denies; so
-// does a collection whose schema changed since the event (the row no
-// longer fits it).
+// in-memory evaluator, and returns the record as p may see it, or nil when
+// p may not. A rule that reads other records (relations, @collection) is
+// checked by the database against the current state (a record deleted
+// since does not pass). A collection whose schema changed since the event
+// (the row no longer fits it) denies.
 func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
 	ci := e.collection(ch.CollectionID)
 	if ci == nil || len(ch.Row) != 3+len(ci.fields) || !p.HasScope(ci.Name, false) {
@@ -54,19 +57,45 @@ func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
 	if err != nil {
 		return nil
 	}
-	ok, err := filter.Eval(rule, ci.filterColl(), r.rec, e.readEnv(p, true))
-	if err != nil || !ok {
+	if !r.holds(rule, e.readEnv(p, true)) {
 		return nil
 	}
 	return r
 }
 
-// Match evaluates a subscriber's filter against the record, with what the
-// principal may read (hidden fields only for admins). A filter that cannot
-// be evaluated in memory does not match.
-func (r *RealtimeRecord) Match(f filter.Expr) bool {
-	ok, err := filter.Eval(f, r.ci.filterColl(), r.rec, r.e.readEnv(r.p, false))
+// holds evaluates ex against the record in memory; an expression that
+// reads other records is answered by the database instead, against the
+// replica's current state: the record must still exist and satisfy it.
+func (r *RealtimeRecord) holds(ex filter.Expr, env *filter.Env) bool {
+	ok, err := filter.Eval(ex, r.ci.filterColl(), r.rec, env)
+	if errors.Is(err, filter.ErrNeedsDatabase) {
+		return r.e.holdsNow(r.ci, ex, env, r.row[0])
+	}
 	return err == nil && ok
+}
+
+// realtimeReadWait bounds the database check of one event.
+const realtimeReadWait = 2 * time.Second
+
+func (e *Engine) holdsNow(ci *collInfo, ex filter.Expr, env *filter.Env, id any) bool {
+	c, err := filter.CompileSQL(ex, ci.filterColl(), e.schema.Load(), env, "_r")
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), realtimeReadWait)
+	defer cancel()
+	var n int
+	err = e.store.View(ctx, func(rd *fsm.Reader) error {
+		return rd.QueryRow("SELECT count(*) FROM "+ci.table+" AS _r WHERE "+c.Where+" AND _r.id = ?", append(c.Args, id)...).Scan(&n)
+	})
+	return err == nil && n > 0
+}
+
+// Match evaluates a subscriber's filter against the record, with what the
+// principal may read (hidden fields only for admins); one that reads other
+// records is checked by the database (see holds).
+func (r *RealtimeRecord) Match(f filter.Expr) bool {
+	return r.holds(f, r.e.readEnv(r.p, false))
 }
 
 // JSON is the record as the principal may read it.
