@@ -19,6 +19,9 @@ import (
 // cut off instead of holding its goroutine.
 const wsWriteTimeout = 10 * time.Second
 
+// wsPingInterval is how often an open WebSocket is pinged.
+const wsPingInterval = 25 * time.Second
+
 // wsMessage is any client message of SPEC.md's table.
 type wsMessage struct {
 	Type        string   `json:"type"`
@@ -70,6 +73,26 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	go func() {
+		// Pings keep proxies from closing an idle connection and find
+		// dead peers; the read loop below receives the pongs.
+		t := time.NewTicker(wsPingInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pctx, pcancel := context.WithTimeout(ctx, wsWriteTimeout)
+				err := ws.Ping(pctx)
+				pcancel()
+				if err != nil {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	pumpDone := make(chan struct{})
 	go func() {
 		defer close(pumpDone)
