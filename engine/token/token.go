@@ -54,9 +54,9 @@ func NewSigner(key []byte) (*Signer, error) {
 		return nil, errors.New("token: signing key must be at least 32 bytes")
 	}
 	return &Signer{
-		key:    append([]byte(nil), key...),
-		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithStrictDecoding(),
-			jwt.WithLeeway(ClockLeeway)),
+		key: append([]byte(nil), key...),
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(), jwt.WithStrictDecoding(), jwt.WithLeeway(ClockLeeway)),
 	}, nil
 }
 
