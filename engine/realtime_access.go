@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"svcd/engine/filter"
@@ -53,9 +52,9 @@ func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
 	if strings.TrimSpace(*ci.ViewRule) == "" {
 		return r
 	}
-	rule, err := parsedRule(*ci.ViewRule)
-	if err != nil {
-		return nil
+	rule := ci.viewRuleExpr()
+	if rule == nil {
+		return nil // a rule that does not parse admits nobody
 	}
 	if !r.holds(rule, e.readEnv(p, true)) {
 		return nil
@@ -122,20 +121,22 @@ func filterRecord(ci *collInfo, row []any) filter.Record {
 	return rec
 }
 
-// ruleCache holds parsed view rules by their text: rules are few and
-// written by admins, and every event of every subscriber checks one.
-var ruleCache sync.Map // string -> filter.Expr
-
-func parsedRule(text string) (filter.Expr, error) {
-	if v, ok := ruleCache.Load(text); ok {
-		return v.(filter.Expr), nil
+// viewRuleExpr is ci's view rule, parsed once per collection version
+// (every event of every subscriber checks it); nil when it does not parse
+// or is null.
+func (ci *collInfo) viewRuleExpr() filter.Expr {
+	if p := ci.viewRule.Load(); p != nil {
+		return *p
 	}
-	ex, err := filter.Parse(text)
+	if ci.ViewRule == nil {
+		return nil
+	}
+	ex, err := filter.Parse(*ci.ViewRule)
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	ruleCache.Store(text, ex)
-	return ex, nil
+	ci.viewRule.Store(&ex)
+	return ex
 }
 
 // RealtimeRetention is the replay window, realtime.retention_sec (default

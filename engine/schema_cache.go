@@ -30,6 +30,8 @@ type collInfo struct {
 	// engine's cache only; apply never opens anything).
 	keyring *crypt.Keyring
 	fc      atomic.Pointer[filter.Collection]
+	// viewRule is the parsed ViewRule, for realtime deliveries.
+	viewRule atomic.Pointer[filter.Expr]
 }
 
 type fieldInfo struct {
