@@ -153,7 +153,11 @@ func nemesis(ctx context.Context, env *Env, faults []Fault, applied map[string]i
 				return
 			}
 			f := faults[i]
-			heal, err := f.Inject(hold, env)
+			// A fault once started runs to its end even if the run's time
+			// is up meanwhile: its own calls are not cut by the deadline.
+			injectCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			heal, err := f.Inject(injectCtx, env)
+			cancel()
 			if err != nil {
 				env.T.Errorf("jepsen: inject %s: %v", f.Name(), err)
 			} else {
