@@ -102,13 +102,22 @@ func TestRealtimeSSECrossNode(t *testing.T) {
 // in strictly increasing id order, the writes acknowledged while it was
 // disconnected included.
 func TestRealtimeSSEResumeAfterKill(t *testing.T) {
-	runRealtimeResume(t, sseSubscribe, false)
+	runRealtimeResume(t, sseSubscribe, false, false)
 }
 
 // TestRealtimeWSResumeAfterKill is the same with a WebSocket subscriber on
 // the leader: killing it also fails over the writes.
 func TestRealtimeWSResumeAfterKill(t *testing.T) {
-	runRealtimeResume(t, wsSubscribe, true)
+	runRealtimeResume(t, wsSubscribe, true, false)
+}
+
+// TestRealtimeSSEResumeOnRestartedNode: the subscriber comes back to its
+// own node once it restarted. That node's ring starts at its restart: the
+// events it applied before the kill are gone with its memory, so unless
+// the restart replays them it must answer replay_window_exceeded — never a
+// silent gap.
+func TestRealtimeSSEResumeOnRestartedNode(t *testing.T) {
+	runRealtimeResume(t, sseSubscribe, false, true)
 }
 
 // rtWriteLog is what the writers did.
@@ -130,7 +139,10 @@ func (l *rtWriteLog) ackedBetween(from, to time.Time) int {
 	return n
 }
 
-func runRealtimeResume(t *testing.T, subscribe rtSubscribeFunc, killLeader bool) {
+// runRealtimeResume kills the subscriber's node (the leader or a
+// follower) mid-stream and resumes on another node, or on the same node
+// restarted (restart).
+func runRealtimeResume(t *testing.T, subscribe rtSubscribeFunc, killLeader, restart bool) {
 	c := startCluster(t, 3)
 	createCollectionAll(t, c, itemsCollection)
 	leader := c.MustLeader(t, leaderTimeout)
@@ -140,6 +152,9 @@ func runRealtimeResume(t *testing.T, subscribe rtSubscribeFunc, killLeader bool)
 	}
 	rest := others(c.Nodes(), x)
 	back := rest[len(rest)-1] // the node the subscriber resumes on
+	if restart {
+		back = x
+	}
 	t.Logf("subscriber on %s (leader %s), resumes on %s", x.Name, leader.Name, back.Name)
 
 	sub1, err := subscribe(x.Name, x.URL(), rtTopics, "")
@@ -209,6 +224,9 @@ func runRealtimeResume(t *testing.T, subscribe rtSubscribeFunc, killLeader bool)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if restart {
+		c.Restart(t, x.Name)
+	}
 	reconnectAt := time.Now()
 	sub2, err := subscribe(back.Name, back.URL(), rtTopics, last.ID)
 	if err != nil {
@@ -251,6 +269,20 @@ func runRealtimeResume(t *testing.T, subscribe rtSubscribeFunc, killLeader bool)
 		return m
 	}
 	firstSeen := seen(first)
+	exceeded := false
+	for _, p := range sub2.Problems() {
+		exceeded = exceeded || strings.Contains(p, "replay_window_exceeded")
+	}
+	if exceeded {
+		if !restart {
+			t.Errorf("%s answered replay_window_exceeded within retention: %v", back.Name, sub2.Problems())
+		}
+		// The client was told to resync: live events follow, in order.
+		second := sub2.Events()
+		t.Logf("%s answered replay_window_exceeded to Last-Event-ID %s; %d live events followed", back.Name, last.ID, len(second))
+		checkIncreasing(t, append(slices.Clone(first), second...))
+		return
+	}
 	complete := func(evs []rtEvent) bool {
 		s := seen(evs)
 		for id := range exists {
