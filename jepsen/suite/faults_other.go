@@ -73,7 +73,19 @@ func (Membership) Inject(ctx context.Context, env *Env) (func() error, error) {
 	}
 	resp, err := env.C.Admin(leader).Do(ctx, "DELETE", "/api/v1/admin/cluster/members/"+old.Name, nil)
 	if err != nil || resp.Status != http.StatusOK && resp.Status != http.StatusNoContent {
-		return healNet(env), fmt.Errorf("remove %s: %v %v", old.Name, resp, err)
+		// The removal may have been applied without its answer arriving:
+		// a node out of the configuration must be retired, or the run
+		// would wait for it to converge forever.
+		heal := healNet(env)
+		if st, serr := env.C.AdminState(ctx, leader, true); serr == nil {
+			if _, member := st.Member(old.Name); !member {
+				heal = func() error {
+					env.retire(old.Name)
+					return env.Net.Heal()
+				}
+			}
+		}
+		return heal, fmt.Errorf("remove %s: %v %v", old.Name, resp, err)
 	}
 	id := "n" + strconv.Itoa(len(env.C.Nodes())+env.retired()+1)
 	nd := env.C.AddNodeVia(env.T, id, majority)
