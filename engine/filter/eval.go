@@ -267,7 +267,7 @@ func likeFrom(s, p string) bool {
 	if p == "" {
 		return s == ""
 	}
-	c, size := utf8.DecodeRuneInString(p)
+	c, size := sqliteRune(p)
 	switch c {
 	case '%':
 		rest := p[size:]
@@ -278,32 +278,71 @@ func likeFrom(s, p string) bool {
 			if s == "" {
 				return false
 			}
-			_, n := utf8.DecodeRuneInString(s)
+			_, n := sqliteRune(s)
 			s = s[n:]
 		}
 	case '_':
 		if s == "" {
 			return false
 		}
-		_, n := utf8.DecodeRuneInString(s)
+		_, n := sqliteRune(s)
 		return likeFrom(s[n:], p[size:])
 	case '\\':
 		if len(p) == size {
 			return false
 		}
-		c, n := utf8.DecodeRuneInString(p[size:])
+		c, n := sqliteRune(p[size:])
 		size += n
-		return matchOne(s, c) && likeFrom(s[utf8.RuneLen(c):], p[size:])
+		n, ok := matchOne(s, c)
+		return ok && likeFrom(s[n:], p[size:])
 	}
-	return matchOne(s, c) && likeFrom(s[utf8.RuneLen(c):], p[size:])
+	n, ok := matchOne(s, c)
+	return ok && likeFrom(s[n:], p[size:])
 }
 
-func matchOne(s string, c rune) bool {
+// matchOne reports whether the first character of s is c (ASCII letters
+// in either case) and how many bytes of s it takes.
+func matchOne(s string, c rune) (int, bool) {
 	if s == "" {
-		return false
+		return 0, false
 	}
-	r, _ := utf8.DecodeRuneInString(s)
-	return foldASCII(r) == foldASCII(c)
+	r, n := sqliteRune(s)
+	return n, foldASCII(r) == foldASCII(c)
+}
+
+// sqliteRune reads one character of s (not empty) the way SQLite's LIKE
+// does (sqlite3Utf8Read), which differs from Go's decoder on malformed
+// text: a byte below 0xc0 stands for itself (a stray continuation byte
+// too); a lead byte takes its payload bits and every continuation byte
+// that follows; an overlong form, a surrogate or U+FFFE/U+FFFF reads as
+// U+FFFD.
+func sqliteRune(s string) (rune, int) {
+	c, i := uint32(s[0]), 1 // SQLite's u32: overlong runs wrap the same way
+	if c < 0xc0 {
+		return rune(c), 1
+	}
+	switch {
+	case c < 0xe0:
+		c &= 0x1f
+	case c < 0xf0:
+		c &= 0x0f
+	case c < 0xf8:
+		c &= 0x07
+	case c < 0xfc:
+		c &= 0x03
+	case c < 0xfe:
+		c &= 0x01
+	default:
+		c = 0
+	}
+	for i < len(s) && s[i]&0xc0 == 0x80 {
+		c = c<<6 + uint32(s[i]&0x3f)
+		i++
+	}
+	if c < 0x80 || c&^0x7ff == 0xd800 || c&^1 == 0xfffe {
+		c = 0xfffd
+	}
+	return rune(c), i
 }
 
 func foldASCII(r rune) rune {
