@@ -178,19 +178,8 @@ func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	sets := []string{"is_anonymous = 0"}
 	var args []any
-	for _, f := range ci.fields {
-		raw, ok := c.Values[f.Name]
-		if !ok {
-			continue
-		}
-		v, err := storedFromCommand(f.typ.Column(f.Field), raw)
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, f.col+" = ?")
-		args = append(args, v)
-	}
-	if err := e.checkRelations(tx, ci, func(i int) any { return c.Values[ci.fields[i].Name] }); err != nil {
+	sets, args, err = e.valueSets(tx, ci, c.Values, sets, args)
+	if err != nil {
 		return nil, err
 	}
 	row, err = setUserColumns(tx, ci, c.ID, c.Now, sets, args)

@@ -288,19 +288,8 @@ func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	updated := max(c.Now, prev+1)
 	sets := []string{"updated = ?"}
 	args := []any{updated}
-	for _, f := range ci.fields {
-		raw, ok := c.Values[f.Name]
-		if !ok {
-			continue
-		}
-		v, err := storedFromCommand(f.typ.Column(f.Field), raw)
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, f.col+" = ?")
-		args = append(args, v)
-	}
-	if err := e.checkRelations(tx, ci, func(i int) any { return c.Values[ci.fields[i].Name] }); err != nil {
+	sets, args, err = e.valueSets(tx, ci, c.Values, sets, args)
+	if err != nil {
 		return nil, err
 	}
 	args = append(args, c.ID)
@@ -334,4 +323,26 @@ func (e *Engine) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, err
 	}
 	return nil, nil
+}
+
+// valueSets appends to sets and args the "col = ?" clauses of the fields
+// present in values (command values, turned back into their stored form),
+// after checking their relations point at existing records.
+func (e *Engine) valueSets(tx *fsm.Tx, ci *collInfo, values map[string]any, sets []string, args []any) ([]string, []any, error) {
+	for _, f := range ci.fields {
+		raw, ok := values[f.Name]
+		if !ok {
+			continue
+		}
+		v, err := storedFromCommand(f.typ.Column(f.Field), raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		sets = append(sets, f.col+" = ?")
+		args = append(args, v)
+	}
+	if err := e.checkRelations(tx, ci, func(i int) any { return values[ci.fields[i].Name] }); err != nil {
+		return nil, nil, err
+	}
+	return sets, args, nil
 }
