@@ -22,14 +22,14 @@ const readWait = 5 * time.Second
 var errReadTimeout = &engine.Error{Kind: engine.KindUnavailable, Message: "This node has not caught up with the requested index yet", RetryAfter: 1}
 
 // consistency applies X-Svc-Min-Index and X-Svc-Consistency: strong to
-// reads: the node waits until its replica holds the given index, or the
-// leader's commit index confirmed with a quorum.
+// every request before it runs: the node waits until its replica holds the
+// given index, or the leader's commit index confirmed with a quorum. Reads
+// see at least that state; so do the checks a write makes before it is
+// proposed (the record exists, the credentials match), so an update sent
+// to another node right after the create carries the create's X-Svc-Index
+// and does not answer 404.
 func (s *Server) consistency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && !isSignIn(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
 		// Never older than a write this node has acknowledged.
 		want := s.node.AckedIndex()
 		if v := r.Header.Get("X-Svc-Min-Index"); v != "" {
@@ -63,13 +63,6 @@ func (s *Server) consistency(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// isSignIn: a sign-in reads credentials, so it honours the read headers
-// (a client that just signed up through another node sends the sign-up's
-// X-Svc-Index as X-Svc-Min-Index).
-func isSignIn(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/login")
 }
 
 // join serves POST /_/join: a node that holds the cluster key asks to be
