@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"svcd/engine/password"
@@ -27,16 +28,8 @@ func (e *Engine) Admins() []*Admin {
 	for _, a := range set.byID {
 		out = append(out, a)
 	}
-	sortAdmins(out)
+	slices.SortFunc(out, func(a, b *Admin) int { return strings.Compare(strings.ToLower(a.Email), strings.ToLower(b.Email)) })
 	return out
-}
-
-func sortAdmins(as []*Admin) {
-	for i := 1; i < len(as); i++ {
-		for j := i; j > 0 && strings.ToLower(as[j].Email) < strings.ToLower(as[j-1].Email); j-- {
-			as[j], as[j-1] = as[j-1], as[j]
-		}
-	}
 }
 
 // CreateAdmin adds an admin; role defaults to editor and may not exceed

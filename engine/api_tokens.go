@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,8 +9,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"svcd/fsm"
@@ -140,11 +141,9 @@ func (e *Engine) APITokens() []*APIToken {
 	for _, t := range set.byID {
 		out = append(out, t)
 	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && (out[j].Created > out[j-1].Created || out[j].Created == out[j-1].Created && out[j].ID < out[j-1].ID); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortFunc(out, func(a, b *APIToken) int {
+		return cmp.Or(cmp.Compare(b.Created, a.Created), strings.Compare(a.ID, b.ID))
+	})
 	return out
 }
 
@@ -225,6 +224,3 @@ func (e *Engine) reloadAPITokens(ctx context.Context) error {
 	e.tokens.Store(set)
 	return nil
 }
-
-// tokenSetPtr is the engine's API token cache.
-type tokenSetPtr = atomic.Pointer[apiTokenSet]

@@ -72,12 +72,3 @@ func (e *Engine) openSetting(k, v string) string {
 	}
 	return plain
 }
-
-// EncryptionFingerprint identifies the encryption key in force ("" when
-// none).
-func (e *Engine) EncryptionFingerprint() string {
-	if e.keyring == nil {
-		return ""
-	}
-	return e.keyring.Fingerprint()
-}

@@ -53,7 +53,7 @@ type Engine struct {
 	applied  *applyCache
 	version  atomic.Int64 // schema version of the internal tables
 	revoked  revokedSet
-	tokens   tokenSetPtr
+	tokens   atomic.Pointer[apiTokenSet] // API tokens by hash and id
 	// mailSlots holds a token per background auth mail in flight.
 	mailSlots chan struct{}
 }

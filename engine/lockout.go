@@ -38,17 +38,10 @@ type lockoutResetCmd struct {
 	Now int64  `json:"now"`
 }
 
-func (e *Engine) lockoutSettings() (max int64, dur time.Duration) {
-	max, _ = strconv.ParseInt(e.Setting("auth.lockout.max_attempts"), 10, 64)
+func (e *Engine) lockoutSettings() (attempts int64, dur time.Duration) {
+	attempts, _ = strconv.ParseInt(e.Setting("auth.lockout.max_attempts"), 10, 64)
 	secs, _ := strconv.ParseInt(e.Setting("auth.lockout.duration_seconds"), 10, 64)
-	return max, time.Duration(max64(secs, 60)) * time.Second
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
+	return attempts, time.Duration(max(secs, 60)) * time.Second
 }
 
 // lockedFor is how long key stays locked, per this replica (0 if not).

@@ -60,9 +60,6 @@ func (e *Engine) Revoke(ctx context.Context, toks ...RevokedToken) (uint64, erro
 	return idx, err
 }
 
-// Revoked reports whether jti has been revoked on this replica.
-func (e *Engine) Revoked(jti string) bool { return e.revoked.has(jti) }
-
 func (e *Engine) applyRevoke(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[revokeCmd](cmd)
 	if err != nil {

@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"svcd/engine/crypt"
+	"svcd/engine/schema"
 	"svcd/fsm"
 )
 
@@ -114,7 +114,7 @@ func (e *Engine) rotateSettings(r *fsm.Reader, cmd *rotateCmd) error {
 
 func (e *Engine) rotateValues(r *fsm.Reader, cmd *rotateCmd) error {
 	for _, ci := range e.schema.Load().list {
-		if isView(ci.Type) {
+		if ci.Type == schema.TypeView {
 			continue
 		}
 		for _, f := range ci.fields {
@@ -195,6 +195,3 @@ func (e *Engine) applyRotateKey(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	return []any{int64(out.Settings), int64(out.Values), int64(out.Skipped)}, nil
 }
-
-// isView reports whether a collection type is a view (rotation skips them).
-func isView(t string) bool { return strings.EqualFold(t, "view") }
