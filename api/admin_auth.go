@@ -56,13 +56,8 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) adminLogin(w http.ResponseWriter, r *http.Request) {
-	var c credentials
-	if err := decodeJSON(w, r, &c); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := s.lockoutBarrier(r); err != nil {
-		s.writeError(w, r, err)
+	c, ok := s.signInCredentials(w, r)
+	if !ok {
 		return
 	}
 	sess, err := s.eng.LoginAdmin(r.Context(), c.Email, c.Password, s.clientInfo(r))

@@ -51,13 +51,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) userLogin(w http.ResponseWriter, r *http.Request) {
-	var c credentials
-	if err := decodeJSON(w, r, &c); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := s.lockoutBarrier(r); err != nil {
-		s.writeError(w, r, err)
+	c, ok := s.signInCredentials(w, r)
+	if !ok {
 		return
 	}
 	sess, err := s.eng.LoginUser(r.Context(), chi.URLParam(r, "collection"), c.Email, c.Password, s.clientIP(r))
@@ -102,6 +97,22 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	s.setAuthCookie(w, userCookie, "", -1)
 	s.setAuthCookie(w, adminCookie, "", -1)
 	writeData(w, http.StatusOK, map[string]any{"logged_out": true})
+}
+
+// signInCredentials reads a sign-in body and, with the lockout on, first
+// catches up with the cluster (lockoutBarrier); it answers the error
+// itself and reports false on failure.
+func (s *Server) signInCredentials(w http.ResponseWriter, r *http.Request) (credentials, bool) {
+	var c credentials
+	if err := decodeJSON(w, r, &c); err != nil {
+		s.writeError(w, r, err)
+		return c, false
+	}
+	if err := s.lockoutBarrier(r); err != nil {
+		s.writeError(w, r, err)
+		return c, false
+	}
+	return c, true
 }
 
 // lockoutBarrier makes a sign-in see every failure counted anywhere in the
