@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -120,7 +119,7 @@ func (s *Server) signInCredentials(w http.ResponseWriter, r *http.Request) (cred
 // the leader's commit index (a strong read), so failures spread over nodes
 // lock the account on all of them.
 func (s *Server) lockoutBarrier(r *http.Request) error {
-	if n, _ := strconv.Atoi(s.eng.Setting("auth.lockout.max_attempts")); n <= 0 {
+	if !s.eng.LockoutEnabled() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), readWait)

@@ -18,6 +18,7 @@ type Engine interface {
 	LoginUser(ctx context.Context, coll, email, password, ip string) (*engine.UserSession, error)
 	Refresh(ctx context.Context, p engine.Principal) (*engine.RefreshedSession, uint64, error)
 	Logout(ctx context.Context, p engine.Principal) (uint64, error)
+	LockoutEnabled() bool
 	HasAdmin() bool
 	SetupAdmin(ctx context.Context, email, password string, client engine.ClientInfo) (*engine.AdminSession, uint64, error)
 	LoginAdmin(ctx context.Context, email, password string, client engine.ClientInfo) (*engine.AdminSession, error)

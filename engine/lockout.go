@@ -44,6 +44,13 @@ func (e *Engine) lockoutSettings() (attempts int64, dur time.Duration) {
 	return attempts, time.Duration(max(secs, 60)) * time.Second
 }
 
+// LockoutEnabled reports whether failed logins are counted (the
+// auth.lockout.max_attempts setting is positive).
+func (e *Engine) LockoutEnabled() bool {
+	attempts, _ := e.lockoutSettings()
+	return attempts > 0
+}
+
 // lockedFor is how long key stays locked, per this replica (0 if not).
 func (e *Engine) lockedFor(ctx context.Context, key string) time.Duration {
 	var until int64
