@@ -75,7 +75,7 @@ func New(opts Options) *Server {
 	}
 	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.nodeHeader, s.logRequests, middleware.GetHead, s.rateLimit)
+	r.Use(s.recoverer, s.nodeHeader, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
 	r.Post("/_/join", s.join)
 	s.mountRealtime(r)
