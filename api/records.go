@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -72,7 +73,11 @@ func requestInfo(r *http.Request) engine.RequestInfo {
 }
 
 func queryInt(r *http.Request, name string, def int) int {
-	if v := r.URL.Query().Get(name); v != "" {
+	return intParam(r.URL.Query(), name, def)
+}
+
+func intParam(q url.Values, name string, def int) int {
+	if v := q.Get(name); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
 			return n
 		}
@@ -80,12 +85,12 @@ func queryInt(r *http.Request, name string, def int) int {
 	return def
 }
 
-func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
-	p := recordCaller(r)
-	q := r.URL.Query()
+// listQuery reads the list parameters of a record list URL (also those of
+// a list inside a batch).
+func listQuery(q url.Values) engine.ListQuery {
 	lq := engine.ListQuery{
-		Page:       queryInt(r, "page", 1),
-		PerPage:    queryInt(r, "perPage", engine.DefaultPerPage),
+		Page:       intParam(q, "page", 1),
+		PerPage:    intParam(q, "perPage", engine.DefaultPerPage),
 		Sort:       q.Get("sort"),
 		Fields:     q.Get("fields"),
 		SkipTotal:  q.Get("skipTotal") == "1" || q.Get("skipTotal") == "true",
@@ -99,32 +104,16 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
 			lq.Unsupported = append(lq.Unsupported, name)
 		}
 	}
-	list, err := s.eng.ListRecords(r.Context(), p, chi.URLParam(r, "collection"), lq)
+	return lq
+}
+
+func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
+	list, err := s.eng.ListRecords(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), listQuery(r.URL.Query()))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	buf := make([]byte, 0, len(list.Data)+96)
-	buf = append(buf, `{"data":`...)
-	buf = append(buf, list.Data...)
-	buf = append(buf, `,"page":`...)
-	buf = strconv.AppendInt(buf, int64(list.Page), 10)
-	buf = append(buf, `,"perPage":`...)
-	buf = strconv.AppendInt(buf, int64(list.PerPage), 10)
-	buf = append(buf, `,"totalItems":`...)
-	buf = strconv.AppendInt(buf, int64(list.TotalItems), 10)
-	buf = append(buf, `,"totalPages":`...)
-	buf = strconv.AppendInt(buf, int64(list.TotalPages), 10)
-	if list.CursorMode {
-		buf = append(buf, `,"nextCursor":`...)
-		if list.NextCursor == "" {
-			buf = append(buf, "null"...)
-		} else {
-			buf = strconv.AppendQuote(buf, list.NextCursor)
-		}
-	}
-	buf = append(buf, "}\n"...)
-	writeBytes(w, http.StatusOK, buf)
+	writeBytes(w, http.StatusOK, append(list.AppendJSON(make([]byte, 0, len(list.Data)+96)), '\n'))
 }
 
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {

@@ -102,6 +102,10 @@ func New(opts Options) *Server {
 			s.mountMetrics(r)
 		})
 		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate) // scopes are checked per entry
+			s.mountBatch(r)
+		})
+		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate, s.requireRecordScope)
 			s.mountRecords(r)
 		})

@@ -10,7 +10,8 @@ import (
 
 // Command results cross nodes when a follower forwards a write to the
 // leader. EncodeResult and DecodeResult (the cluster's ResultCodec) carry a
-// handler's result (nil or one row of stored values) and its error exactly:
+// handler's result (nil, one row of stored values or a batch's rendered
+// answers) and its error exactly:
 // each value keeps its SQLite type, and domain errors keep kind, message,
 // details and ETag.
 
@@ -20,10 +21,11 @@ type wireValue struct {
 }
 
 type wireResult struct {
-	Row      []wireValue `json:"row,omitempty"`
-	HasRow   bool        `json:"has_row,omitempty"`
-	Err      *Error      `json:"err,omitempty"`
-	Internal string      `json:"internal,omitempty"`
+	Row      []wireValue  `json:"row,omitempty"`
+	HasRow   bool         `json:"has_row,omitempty"`
+	Batch    *BatchResult `json:"batch,omitempty"`
+	Err      *Error       `json:"err,omitempty"`
+	Internal string       `json:"internal,omitempty"`
 }
 
 // EncodeResult encodes a command's result and error.
@@ -31,6 +33,8 @@ func (e *Engine) EncodeResult(v any, err error) ([]byte, error) {
 	var w wireResult
 	switch row := v.(type) {
 	case nil:
+	case *BatchResult:
+		w.Batch = row
 	case []any:
 		w.HasRow = true
 		for _, x := range row {
@@ -66,6 +70,9 @@ func (e *Engine) DecodeResult(b []byte) (any, error) {
 		err = w.Err
 	case w.Internal != "":
 		err = errors.New(w.Internal)
+	}
+	if w.Batch != nil {
+		return w.Batch, err
 	}
 	if !w.HasRow {
 		return nil, err

@@ -43,6 +43,9 @@ const (
 	cmdRecoveryRegenerate fsm.Type = 77
 	cmdMFAExchange        fsm.Type = 78
 	cmdPromote            fsm.Type = 79
+
+	// Atomic batches of record operations (engine/batch*.go).
+	cmdBatch fsm.Type = 80
 )
 
 // Event kinds emitted by the engine's handlers.
@@ -91,6 +94,7 @@ func (e *Engine) register(r *fsm.Registry) {
 	r.Register(cmdRecoveryRegenerate, "auth.recovery_regenerate", e.applyRecoveryRegenerate)
 	r.Register(cmdMFAExchange, "auth.mfa_exchange", e.applyMFAExchange)
 	r.Register(cmdPromote, "auth.promote", e.applyPromote)
+	r.Register(cmdBatch, "record.batch", e.applyBatch)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

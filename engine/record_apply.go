@@ -90,6 +90,16 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	row, err := e.recordCreate(tx, c)
+	if err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// recordCreate applies one create (alone or as a batch entry) and returns
+// the stored row.
+func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
@@ -273,6 +283,16 @@ func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	row, err := e.recordUpdate(tx, c)
+	if err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// recordUpdate applies one update (alone or as a batch entry) and returns
+// the stored row.
+func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
@@ -307,22 +327,24 @@ func (e *Engine) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return nil, e.recordDelete(tx, c)
+}
+
+// recordDelete applies one delete (alone or as a batch entry).
+func (e *Engine) recordDelete(tx *fsm.Tx, c *recordDeleteCmd) error {
 	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ci.Type == schema.TypeView {
-		return nil, errViewWrite
+		return errViewWrite
 	}
 	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.DeleteRule, c.IfMatch, c.Env)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d := &deletion{e: e, tx: tx, now: c.Now, seen: map[string]bool{}}
-	if err := d.delete(ci, old); err != nil {
-		return nil, err
-	}
-	return nil, nil
+	return d.delete(ci, old)
 }
 
 // valueSets appends to sets and args the "col = ?" clauses of the fields

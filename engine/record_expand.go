@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"svcd/engine/schema"
-	"svcd/fsm"
 )
 
 // maxExpandDepth bounds nested expansion (a.b.c...).
@@ -44,13 +43,13 @@ func parseExpand(s string) *expandTree {
 
 // expand returns, for each row, the JSON object of its expanded relations
 // (nil when nothing was expanded). Each expanded record is filtered by its
-// own collection's view rule, as a read by p.
-func (e *Engine) expand(r *fsm.Reader, ci *collInfo, rows [][]any, param string, p Principal) ([][]byte, error) {
+// own collection's view rule, as a read from src.
+func (e *Engine) expand(src *readSource, ci *collInfo, rows [][]any, param string) ([][]byte, error) {
 	out := make([][]byte, len(rows))
 	if strings.TrimSpace(param) == "" || len(rows) == 0 {
 		return out, nil
 	}
-	members, err := e.expandLevel(r, ci, rows, parseExpand(param), p)
+	members, err := e.expandLevel(src, ci, rows, parseExpand(param))
 	if err != nil {
 		return nil, err
 	}
@@ -84,14 +83,14 @@ type expandMember struct {
 }
 
 // expandLevel expands the keys of tree for rows of ci.
-func (e *Engine) expandLevel(r *fsm.Reader, ci *collInfo, rows [][]any, tree *expandTree, p Principal) ([][]expandMember, error) {
+func (e *Engine) expandLevel(src *readSource, ci *collInfo, rows [][]any, tree *expandTree) ([][]expandMember, error) {
 	members := make([][]expandMember, len(rows))
 	for _, key := range tree.keys {
 		var err error
-		if fi := ci.fieldByName(key); fi != nil && fi.Type == schema.FieldRelation && (!fi.Hidden || p.IsAdmin()) {
-			err = e.expandForward(r, ci, rows, fi, key, tree.children[key], p, members)
+		if fi := ci.fieldByName(key); fi != nil && fi.Type == schema.FieldRelation && (!fi.Hidden || src.admin) {
+			err = e.expandForward(src, ci, rows, fi, key, tree.children[key], members)
 		} else if coll, field, ok := splitVia(key); ok {
-			err = e.expandBack(r, ci, rows, coll, field, key, tree.children[key], p, members)
+			err = e.expandBack(src, ci, rows, coll, field, key, tree.children[key], members)
 		}
 		if err != nil {
 			return nil, err
@@ -134,8 +133,8 @@ func relationIDs(f *fieldInfo, v any) []string {
 // fetchVisible reads records of target matching extra (a condition with
 // its args) that p may view, with their own expansion applied, keyed by id
 // in query order.
-func (e *Engine) fetchVisible(r *fsm.Reader, target *collInfo, extra string, extraArgs []any, sub *expandTree, p Principal) ([][]any, map[string][]byte, error) {
-	conds, args, deny, err := e.readCond(target, p, "")
+func (e *Engine) fetchVisible(src *readSource, target *collInfo, extra string, extraArgs []any, sub *expandTree) ([][]any, map[string][]byte, error) {
+	conds, args, deny, err := readCond(src, target, "")
 	if errAdmin := AsError(err); errAdmin != nil && errAdmin.Kind == KindForbidden {
 		return nil, nil, nil // not viewable: not expanded
 	}
@@ -147,7 +146,7 @@ func (e *Engine) fetchVisible(r *fsm.Reader, target *collInfo, extra string, ext
 	}
 	conds = append(conds, extra)
 	args = append(args, extraArgs...)
-	rows, err := r.QueryDirect("SELECT "+target.selectCols+" FROM "+target.table+" AS _r"+whereClause(conds)+" ORDER BY "+target.orderBy("", p.IsAdmin()), args...)
+	rows, err := src.query(false, "SELECT "+target.selectCols+" FROM "+target.table+" AS _r"+whereClause(conds)+" ORDER BY "+target.orderBy("", src.admin), args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +165,7 @@ func (e *Engine) fetchVisible(r *fsm.Reader, target *collInfo, extra string, ext
 	}
 	var nested [][]byte
 	if sub != nil && len(sub.keys) > 0 {
-		m, err := e.expandLevel(r, target, found, sub, p)
+		m, err := e.expandLevel(src, target, found, sub)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -181,7 +180,7 @@ func (e *Engine) fetchVisible(r *fsm.Reader, target *collInfo, extra string, ext
 		if nested != nil {
 			x = nested[i]
 		}
-		byID[asString(row[0])] = target.appendRecordExpanded(nil, row, p.IsAdmin(), nil, x)
+		byID[asString(row[0])] = target.appendRecordExpanded(nil, row, src.admin, nil, x)
 	}
 	return found, byID, nil
 }
@@ -190,8 +189,8 @@ func placeholders(n int) string {
 	return "?" + strings.Repeat(", ?", n-1)
 }
 
-func (e *Engine) expandForward(r *fsm.Reader, ci *collInfo, rows [][]any, f *fieldInfo, key string, sub *expandTree, p Principal, members [][]expandMember) error {
-	target := e.collection(f.Collection)
+func (e *Engine) expandForward(src *readSource, ci *collInfo, rows [][]any, f *fieldInfo, key string, sub *expandTree, members [][]expandMember) error {
+	target := src.coll(f.Collection)
 	if target == nil {
 		return nil
 	}
@@ -214,7 +213,7 @@ func (e *Engine) expandForward(r *fsm.Reader, ci *collInfo, rows [][]any, f *fie
 	for i, id := range ids {
 		args[i] = id
 	}
-	_, byID, err := e.fetchVisible(r, target, "_r.id IN ("+placeholders(len(ids))+")", args, sub, p)
+	_, byID, err := e.fetchVisible(src, target, "_r.id IN ("+placeholders(len(ids))+")", args, sub)
 	if err != nil {
 		return err
 	}
@@ -242,13 +241,13 @@ func (e *Engine) expandForward(r *fsm.Reader, ci *collInfo, rows [][]any, f *fie
 	return nil
 }
 
-func (e *Engine) expandBack(r *fsm.Reader, ci *collInfo, rows [][]any, collName, fieldName, key string, sub *expandTree, p Principal, members [][]expandMember) error {
-	target := e.collection(collName)
+func (e *Engine) expandBack(src *readSource, ci *collInfo, rows [][]any, collName, fieldName, key string, sub *expandTree, members [][]expandMember) error {
+	target := src.coll(collName)
 	if target == nil {
 		return nil
 	}
 	f := target.fieldByName(fieldName)
-	if f == nil || f.Type != schema.FieldRelation || f.Collection != ci.ID || (f.Hidden && !p.IsAdmin()) {
+	if f == nil || f.Type != schema.FieldRelation || f.Collection != ci.ID || (f.Hidden && !src.admin) {
 		return nil
 	}
 	parents := make([]any, len(rows))
@@ -259,7 +258,7 @@ func (e *Engine) expandBack(r *fsm.Reader, ci *collInfo, rows [][]any, collName,
 	if f.Multiple {
 		cond = "EXISTS (SELECT 1 FROM json_each(_r." + f.col + ") WHERE value IN (" + placeholders(len(parents)) + "))"
 	}
-	found, byID, err := e.fetchVisible(r, target, cond, parents, sub, p)
+	found, byID, err := e.fetchVisible(src, target, cond, parents, sub)
 	if err != nil {
 		return err
 	}

@@ -22,16 +22,15 @@ func (e *Engine) readEnv(p Principal, forRule bool) *filter.Env {
 	}
 }
 
-// readCond is the WHERE condition a caller's read of ci must satisfy: the
+// readCond is the WHERE condition a read of ci from src must satisfy: the
 // view rule (for non-admins) and, when given, a filter. A malformed filter
 // is dropped; an invalid rule admits nothing (deny).
-func (e *Engine) readCond(ci *collInfo, p Principal, filterText string) (conds []string, args []any, deny bool, err error) {
-	set := e.schema.Load()
-	if !p.IsAdmin() {
+func readCond(src *readSource, ci *collInfo, filterText string) (conds []string, args []any, deny bool, err error) {
+	if !src.admin {
 		if ci.ViewRule == nil {
 			return nil, nil, false, errAdminOnly
 		}
-		cond, all, none := ruleSQL(ci, ci.ViewRule, false, set, e.readEnv(p, true), nil)
+		cond, all, none := ruleSQL(ci, ci.ViewRule, false, src.res, src.env(true), nil)
 		switch {
 		case none:
 			return nil, nil, true, nil
@@ -41,7 +40,7 @@ func (e *Engine) readCond(ci *collInfo, p Principal, filterText string) (conds [
 	}
 	if strings.TrimSpace(filterText) != "" {
 		if ex, err := filter.Parse(filterText); err == nil {
-			if c, err := filter.CompileSQL(ex, ci.filterColl(), set, e.readEnv(p, false), "_r", args...); err == nil {
+			if c, err := filter.CompileSQL(ex, ci.filterColl(), src.res, src.env(false), "_r", args...); err == nil {
 				conds, args = append(conds, c.Where), c.Args
 			}
 		}
@@ -63,7 +62,18 @@ func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields, e
 	if ci == nil {
 		return nil, errNotFound
 	}
-	conds, args, deny, err := e.readCond(ci, p, "")
+	var rec *Record
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		var err error
+		rec, err = e.getRecordIn(e.replicaSource(r, p), ci, id, fields, expand)
+		return err
+	})
+	return rec, err
+}
+
+// getRecordIn reads record id of ci from src.
+func (e *Engine) getRecordIn(src *readSource, ci *collInfo, id, fields, expand string) (*Record, error) {
+	conds, args, deny, err := readCond(src, ci, "")
 	if err != nil {
 		return nil, err
 	}
@@ -72,25 +82,19 @@ func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields, e
 	}
 	conds = append(conds, "_r.id = ?")
 	args = append(args, id)
-	var row []any
-	var exp [][]byte
-	err = e.store.View(ctx, func(r *fsm.Reader) error {
-		var err error
-		row, err = ci.scanRow(r.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" AS _r"+whereClause(conds), args...).Scan)
-		if err != nil {
-			return err
-		}
-		exp, err = e.expand(r, ci, [][]any{row}, expand, p)
-		return err
-	})
+	row, err := ci.scanRow(src.queryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" AS _r"+whereClause(conds), args...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
+	exp, err := e.expand(src, ci, [][]any{row}, expand)
+	if err != nil {
+		return nil, err
+	}
 	rec := &Record{ETag: ci.etag(row)}
-	rec.JSON = ci.appendRecordExpanded(make([]byte, 0, 256), row, p.IsAdmin(), parseProjection(fields), exp[0])
+	rec.JSON = ci.appendRecordExpanded(make([]byte, 0, 256), row, src.admin, parseProjection(fields), exp[0])
 	return rec, nil
 }
 
@@ -100,10 +104,21 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 	if ci == nil {
 		return nil, errNotFound
 	}
+	var out *RecordList
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		var err error
+		out, err = e.listRecordsIn(e.replicaSource(r, p), ci, q)
+		return err
+	})
+	return out, err
+}
+
+// listRecordsIn reads one page of ci from src.
+func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*RecordList, error) {
 	if verr := q.unsupported(); verr != nil {
 		return nil, verr
 	}
-	admin := p.IsAdmin()
+	admin := src.admin
 	if q.Page < 1 || q.CursorMode {
 		q.Page = 1
 	}
@@ -116,7 +131,7 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 	if q.Page > math.MaxInt32 || offset > math.MaxInt64/2 {
 		offset = math.MaxInt64 / 2 // far past any table: an empty page
 	}
-	conds, args, deny, err := e.readCond(ci, p, q.Filter)
+	conds, args, deny, err := readCond(src, ci, q.Filter)
 	if err != nil {
 		return nil, err
 	}
@@ -150,54 +165,48 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 		limit++ // one more row tells whether a next page exists
 	}
 	query := "SELECT " + ci.selectCols + " FROM " + ci.table + " AS _r" + whereClause(conds) + " ORDER BY " + order + " LIMIT ? OFFSET ?"
-	err = e.store.View(ctx, func(r *fsm.Reader) error {
-		rows, err := r.Query(query, append(args, limit, offset)...)
-		if err != nil {
-			return err
-		}
-		var page [][]any
-		for rows.Next() {
-			row, err := ci.scanRow(rows.Scan)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			page = append(page, row)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if q.CursorMode && len(page) > q.PerPage {
-			page = page[:q.PerPage]
-			out.NextCursor = key.token(page[len(page)-1])
-		}
-		exp, err := e.expand(r, ci, page, q.Expand, p)
-		if err != nil {
-			return err
-		}
-		buf := make([]byte, 0, 256*len(page)+2)
-		buf = append(buf, '[')
-		for i, row := range page {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = ci.appendRecordExpanded(buf, row, admin, proj, exp[i])
-		}
-		out.Data = append(buf, ']')
-		if q.SkipTotal {
-			return nil
-		}
-		var total int
-		if err := r.QueryRow("SELECT count(*) FROM "+ci.table+" AS _r"+whereClause(countConds), countArgs...).Scan(&total); err != nil {
-			return err
-		}
-		out.TotalItems = total
-		out.TotalPages = (total + q.PerPage - 1) / q.PerPage
-		return nil
-	})
+	rows, err := src.query(true, query, append(args, limit, offset)...)
 	if err != nil {
 		return nil, err
 	}
+	var page [][]any
+	for rows.Next() {
+		row, err := ci.scanRow(rows.Scan)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		page = append(page, row)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if q.CursorMode && len(page) > q.PerPage {
+		page = page[:q.PerPage]
+		out.NextCursor = key.token(page[len(page)-1])
+	}
+	exp, err := e.expand(src, ci, page, q.Expand)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, 256*len(page)+2)
+	buf = append(buf, '[')
+	for i, row := range page {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = ci.appendRecordExpanded(buf, row, admin, proj, exp[i])
+	}
+	out.Data = append(buf, ']')
+	if q.SkipTotal {
+		return out, nil
+	}
+	var total int
+	if err := src.queryRow("SELECT count(*) FROM "+ci.table+" AS _r"+whereClause(countConds), countArgs...).Scan(&total); err != nil {
+		return nil, err
+	}
+	out.TotalItems = total
+	out.TotalPages = (total + q.PerPage - 1) / q.PerPage
 	return out, nil
 }

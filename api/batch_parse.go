@@ -1,0 +1,153 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"svcd/engine"
+)
+
+// batchEntry is one element of a batch body's requests array.
+type batchEntry struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Body    json.RawMessage   `json:"body"`
+	Headers map[string]string `json:"headers"`
+}
+
+// batchRequest is one parsed entry: the engine operation, the entry's
+// method (for the caller's role) and its query (for @request.query).
+type batchRequest struct {
+	Op     engine.BatchOp
+	Method string
+	Query  url.Values
+}
+
+// parseBatchBody reads a batch body: {requests: [{method, url, body?,
+// headers?}]}, 1 to engine.MaxBatchOps entries, each a record operation on a
+// versioned (/api/v1/:collection[/:id]) or legacy
+// (/api/collections/:collection/records[/:id]) URL. Malformed JSON is a 400;
+// a body of the wrong shape is a 422 whose message names the entry (0-based
+// index) and whose details name the field.
+func parseBatchBody(b []byte) ([]batchRequest, error) {
+	var body struct {
+		Requests []batchEntry `json:"requests"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, engine.Errorf(engine.KindBadRequest, "Invalid JSON body: %v", err)
+	}
+	if n := len(body.Requests); n == 0 || n > engine.MaxBatchOps {
+		return nil, engine.ValidationError(map[string]string{
+			"requests": fmt.Sprintf("must hold 1 to %d entries (got %d)", engine.MaxBatchOps, n),
+		})
+	}
+	out := make([]batchRequest, len(body.Requests))
+	for i, e := range body.Requests {
+		req, field, msg := parseBatchEntry(e)
+		if msg != "" {
+			return nil, engine.BatchError(i, engine.ValidationError(map[string]string{field: msg}))
+		}
+		out[i] = req
+	}
+	return out, nil
+}
+
+// parseBatchEntry turns one entry into an operation, or names the bad
+// field with a message.
+func parseBatchEntry(e batchEntry) (req batchRequest, field, msg string) {
+	u, err := url.Parse(e.URL)
+	if err != nil || e.URL == "" || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Fragment != "" {
+		return req, "url", "must be a record path such as /api/v1/posts or /api/collections/posts/records/<id>"
+	}
+	coll, id, ok := recordPath(u.Path)
+	if !ok {
+		return req, "url", "is not a record URL (/api/v1/:collection[/:id] or /api/collections/:collection/records[/:id])"
+	}
+	method := strings.ToUpper(strings.TrimSpace(e.Method))
+	var action engine.BatchAction
+	switch {
+	case method == http.MethodPost && id == "":
+		action = engine.BatchCreate
+	case method == http.MethodGet && id == "":
+		action = engine.BatchList
+	case method == http.MethodGet:
+		action = engine.BatchGet
+	case (method == http.MethodPatch || method == http.MethodPut) && id != "":
+		action = engine.BatchUpdate
+	case method == http.MethodDelete && id != "":
+		action = engine.BatchDelete
+	default:
+		return req, "method", fmt.Sprintf("%q does not apply to %s (create: POST, list and get: GET, update: PATCH or PUT, delete: DELETE)", e.Method, u.Path)
+	}
+	body := []byte(e.Body)
+	if action == engine.BatchCreate || action == engine.BatchUpdate {
+		if len(body) == 0 || string(body) == "null" {
+			body = []byte("{}")
+		}
+	} else {
+		body = nil
+	}
+	q := u.Query()
+	op := engine.BatchOp{Action: action, Collection: coll, ID: id, Body: body, IfMatch: headerValue(e.Headers, "If-Match"),
+		List: listQuery(q)}
+	return batchRequest{Op: op, Method: method, Query: q}, "", ""
+}
+
+// recordPath splits a record URL path into collection and id (empty for
+// the collection URL). /api/v1/collections/:c/records[/:id] is accepted
+// too: "collections" is a reserved collection name, so it can mean nothing
+// else.
+func recordPath(p string) (coll, id string, ok bool) {
+	var rest []string
+	switch {
+	case strings.HasPrefix(p, "/api/v1/collections/"):
+		rest = strings.Split(strings.TrimPrefix(p, "/api/v1/collections/"), "/")
+		if len(rest) < 2 || rest[1] != "records" {
+			return "", "", false
+		}
+		rest = append(rest[:1], rest[2:]...)
+	case strings.HasPrefix(p, "/api/collections/"):
+		rest = strings.Split(strings.TrimPrefix(p, "/api/collections/"), "/")
+		if len(rest) < 2 || rest[1] != "records" {
+			return "", "", false
+		}
+		rest = append(rest[:1], rest[2:]...)
+	case strings.HasPrefix(p, "/api/v1/"):
+		rest = strings.Split(strings.TrimPrefix(p, "/api/v1/"), "/")
+		if reservedRoot(rest[0]) {
+			return "", "", false
+		}
+	default:
+		return "", "", false
+	}
+	switch {
+	case len(rest) == 1 && rest[0] != "":
+		return rest[0], "", true
+	case len(rest) == 2 && rest[0] != "" && rest[1] != "":
+		return rest[0], rest[1], true
+	}
+	return "", "", false
+}
+
+// reservedRoot: first segments under /api/v1 that are never a collection
+// (CONTRACT.md's reserved names).
+func reservedRoot(seg string) bool {
+	switch strings.ToLower(seg) {
+	case "admin", "auth", "files", "batch", "realtime", "mcp", "custom", "metrics",
+		"notifications", "docs", "openapi.json", "flags", "_", "collections":
+		return true
+	}
+	return false
+}
+
+func headerValue(h map[string]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}

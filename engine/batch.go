@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// MaxBatchOps is the most operations one batch may carry (SPEC.md limits).
+const MaxBatchOps = 100
+
+// BatchAction is what one batch entry does.
+type BatchAction string
+
+// The actions of a batch entry.
+const (
+	BatchCreate BatchAction = "create"
+	BatchList   BatchAction = "list"
+	BatchGet    BatchAction = "get"
+	BatchUpdate BatchAction = "update"
+	BatchDelete BatchAction = "delete"
+)
+
+// BatchOp is one entry of a batch as the HTTP layer parsed it.
+type BatchOp struct {
+	Action     BatchAction
+	Collection string
+	ID         string // get, update, delete
+	Body       []byte // create, update
+	IfMatch    string // update, delete
+	// Request is what rules of this entry may read (@request.*): the
+	// entry's method and query over the batch request's headers.
+	Request RequestInfo
+	// List holds the list parameters; Fields and Expand also serve get.
+	List ListQuery
+}
+
+// BatchItem is the outcome of one entry: the JSON body of its answer (a
+// record, a list page, or nil for a delete).
+type BatchItem struct {
+	Body []byte `json:"body,omitempty"`
+}
+
+// BatchResult is the state machine's answer to a batch command.
+type BatchResult struct {
+	Items []BatchItem `json:"items"`
+}
+
+// BatchError wraps the failure of entry index (0-based, the position in
+// the request's array): the message names it, the kind, details and ETag
+// are the cause's.
+func BatchError(index int, err error) error {
+	if errors.Is(err, errSchemaMoved) {
+		return err // retried whole by the proposer
+	}
+	if de := AsError(err); de != nil {
+		return &Error{Kind: de.Kind, Message: fmt.Sprintf("batch failed at request %d: %s", index, de.Message),
+			Details: de.Details, ETag: de.ETag, RetryAfter: de.RetryAfter}
+	}
+	return fmt.Errorf("batch failed at request %d: %w", index, err)
+}
+
+// Batch runs ops as one command: every entry is validated here, then the
+// state machine applies them in order in one transaction, checking rules
+// and If-Match per entry; the first failure rolls everything back.
+func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, uint64, error) {
+	if len(ops) == 0 || len(ops) > MaxBatchOps {
+		return nil, 0, fieldError("requests", fmt.Sprintf("must hold 1 to %d entries", MaxBatchOps))
+	}
+	decoded := make([]map[string]any, len(ops))
+	for i, op := range ops {
+		if op.Action != BatchCreate && op.Action != BatchUpdate {
+			continue
+		}
+		in, err := decodeBody(op.Body)
+		if err != nil {
+			return nil, 0, BatchError(i, err)
+		}
+		decoded[i] = in
+	}
+	for attempt := 0; ; attempt++ {
+		cmd := batchCmd{Ops: make([]batchOpCmd, len(ops))}
+		now := e.now().Unix()
+		for i, op := range ops {
+			c, err := e.prepareBatchOp(p, op, decoded[i], now)
+			if err != nil {
+				return nil, 0, BatchError(i, err)
+			}
+			cmd.Ops[i] = c
+		}
+		res, idx, err := e.propose(ctx, cmdBatch, cmd)
+		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, idx, err
+		}
+		out, ok := res.(*BatchResult)
+		if !ok {
+			return nil, idx, fmt.Errorf("engine: batch result is %T", res)
+		}
+		return out, idx, nil
+	}
+}
+
+// prepareBatchOp does for one entry what the single endpoint does before
+// proposing: resolve the collection, answer what needs no row, validate,
+// hash passwords, pick ids and capture the rule context.
+func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now int64) (batchOpCmd, error) {
+	admin := p.IsAdmin()
+	p.Request = op.Request
+	switch op.Action {
+	case BatchCreate:
+		ci, err := e.writable(op.Collection)
+		if err != nil {
+			return batchOpCmd{}, err
+		}
+		if !admin && ci.CreateRule == nil {
+			return batchOpCmd{}, errAdminOnly
+		}
+		id, values, verr := e.prepareCreate(ci, in, admin, now)
+		if verr != nil {
+			return batchOpCmd{}, verr
+		}
+		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
+		return batchOpCmd{Create: &recordCreateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env}}, nil
+	case BatchUpdate:
+		ci, err := e.writable(op.Collection)
+		if err != nil {
+			return batchOpCmd{}, err
+		}
+		if err := preWriteError(ci, ci.UpdateRule, admin); err != nil {
+			return batchOpCmd{}, err
+		}
+		values, verr := e.prepareUpdate(ci, in, admin, now)
+		if verr != nil {
+			return batchOpCmd{}, verr
+		}
+		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
+		return batchOpCmd{Update: &recordUpdateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Now: now, Values: values, IfMatch: op.IfMatch, Env: env}}, nil
+	case BatchDelete:
+		ci, err := e.writable(op.Collection)
+		if err != nil {
+			return batchOpCmd{}, err
+		}
+		if err := preWriteError(ci, ci.DeleteRule, admin); err != nil {
+			return batchOpCmd{}, err
+		}
+		return batchOpCmd{Delete: &recordDeleteCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, IfMatch: op.IfMatch, Now: now, Env: e.envFor(p, ci, nil, now)}}, nil
+	case BatchGet, BatchList:
+		ci := e.collection(op.Collection)
+		if ci == nil {
+			return batchOpCmd{}, errNotFound
+		}
+		if op.Action == BatchList {
+			if verr := op.List.unsupported(); verr != nil {
+				return batchOpCmd{}, verr
+			}
+		}
+		r := &batchReadCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Env: e.envFor(p, ci, nil, now),
+			Fields: op.List.Fields, Expand: op.List.Expand}
+		if op.Action == BatchList {
+			r.List = true
+			r.Page, r.PerPage, r.Sort, r.Filter = op.List.Page, op.List.PerPage, op.List.Sort, op.List.Filter
+			r.SkipTotal, r.CursorMode, r.Cursor = op.List.SkipTotal, op.List.CursorMode, op.List.Cursor
+		}
+		return batchOpCmd{Read: r}, nil
+	}
+	return batchOpCmd{}, Errorf(KindBadRequest, "Unknown batch action %q", op.Action)
+}

@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"strconv"
+
+	"svcd/fsm"
+)
+
+// batchCmd is a whole batch: its entries run in order inside the one
+// command's savepoint, so the first failure rolls all of them back.
+type batchCmd struct {
+	Ops []batchOpCmd `json:"ops"`
+}
+
+// batchOpCmd is one entry; exactly one member is set. The write members
+// are the single-record commands, applied by the same code.
+type batchOpCmd struct {
+	Create *recordCreateCmd `json:"create,omitempty"`
+	Update *recordUpdateCmd `json:"update,omitempty"`
+	Delete *recordDeleteCmd `json:"delete,omitempty"`
+	Read   *batchReadCmd    `json:"read,omitempty"`
+}
+
+// batchReadCmd is a get (List false) or a list inside a batch. It reads the
+// transaction, so it sees the batch's earlier writes; rules see Env.
+type batchReadCmd struct {
+	Coll       string   `json:"coll"`
+	Ver        int64    `json:"ver"`
+	Admin      bool     `json:"admin"`
+	List       bool     `json:"list,omitempty"`
+	ID         string   `json:"id,omitempty"`
+	Fields     string   `json:"fields,omitempty"`
+	Expand     string   `json:"expand,omitempty"`
+	Page       int      `json:"page,omitempty"`
+	PerPage    int      `json:"per_page,omitempty"`
+	Sort       string   `json:"sort,omitempty"`
+	Filter     string   `json:"filter,omitempty"`
+	SkipTotal  bool     `json:"skip_total,omitempty"`
+	CursorMode bool     `json:"cursor_mode,omitempty"`
+	Cursor     string   `json:"cursor,omitempty"`
+	Env        *ruleEnv `json:"env,omitempty"`
+}
+
+func (e *Engine) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := decodeCmd[batchCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	out := &BatchResult{Items: make([]BatchItem, len(c.Ops))}
+	// touched holds the records earlier entries wrote ("*" once a delete
+	// may have changed others through relations).
+	touched := map[string]bool{}
+	for i, op := range c.Ops {
+		body, err := e.applyBatchOp(tx, op)
+		if err != nil {
+			return nil, BatchError(i, staleETag(err, op, touched))
+		}
+		out.Items[i].Body = body
+		switch {
+		case op.Create != nil:
+			touched[op.Create.Coll+"/"+op.Create.ID] = true
+		case op.Update != nil:
+			touched[op.Update.Coll+"/"+op.Update.ID] = true
+		case op.Delete != nil:
+			touched["*"] = true
+		}
+	}
+	return out, nil
+}
+
+// staleETag drops the ETag of a failed precondition when the record's tag
+// came from an earlier entry of the same batch: that state is rolled back,
+// so the tag would name a version that never existed.
+func staleETag(err error, op batchOpCmd, touched map[string]bool) error {
+	de := AsError(err)
+	if de == nil || de.ETag == "" {
+		return err
+	}
+	key := ""
+	switch {
+	case op.Update != nil:
+		key = op.Update.Coll + "/" + op.Update.ID
+	case op.Delete != nil:
+		key = op.Delete.Coll + "/" + op.Delete.ID
+	}
+	if touched["*"] || touched[key] {
+		cp := *de
+		cp.ETag = ""
+		return &cp
+	}
+	return err
+}
+
+// applyBatchOp applies one entry and renders its answer body. Rendering
+// only shapes what the proposer answers; the state it leaves is the same on
+// every node.
+func (e *Engine) applyBatchOp(tx *fsm.Tx, op batchOpCmd) ([]byte, error) {
+	switch {
+	case op.Create != nil:
+		row, err := e.recordCreate(tx, op.Create)
+		if err != nil {
+			return nil, err
+		}
+		return e.renderRow(tx, op.Create.Coll, op.Create.Ver, row, op.Create.Admin), nil
+	case op.Update != nil:
+		row, err := e.recordUpdate(tx, op.Update)
+		if err != nil {
+			return nil, err
+		}
+		return e.renderRow(tx, op.Update.Coll, op.Update.Ver, row, op.Update.Admin), nil
+	case op.Delete != nil:
+		return nil, e.recordDelete(tx, op.Delete)
+	case op.Read != nil:
+		return e.batchRead(tx, op.Read)
+	}
+	return nil, Errorf(KindBadRequest, "Empty batch entry")
+}
+
+func (e *Engine) renderRow(tx *fsm.Tx, coll string, ver int64, row []any, admin bool) []byte {
+	ci := e.renderColl(tx, coll, ver)
+	if ci == nil {
+		return nil
+	}
+	return ci.appendRecord(make([]byte, 0, 256), row, admin, nil)
+}
+
+func (e *Engine) batchRead(tx *fsm.Tx, r *batchReadCmd) ([]byte, error) {
+	ci, err := e.loadCollForApply(tx, r.Coll, r.Ver)
+	if err != nil {
+		return nil, err
+	}
+	if rc := e.renderColl(tx, ci.ID, ci.Version); rc != nil {
+		ci = rc
+	}
+	src := e.txSource(tx, r.Admin, r.Env)
+	if !r.List {
+		rec, err := e.getRecordIn(src, ci, r.ID, r.Fields, r.Expand)
+		if err != nil {
+			return nil, err
+		}
+		return rec.JSON, nil
+	}
+	list, err := e.listRecordsIn(src, ci, ListQuery{Page: r.Page, PerPage: r.PerPage, Sort: r.Sort, Fields: r.Fields,
+		SkipTotal: r.SkipTotal, Filter: r.Filter, Expand: r.Expand, CursorMode: r.CursorMode, Cursor: r.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	return list.AppendJSON(nil), nil
+}
+
+// AppendJSON renders a list page as the body of a list answer: data, page,
+// perPage, totalItems, totalPages and, in cursor mode, nextCursor.
+func (l *RecordList) AppendJSON(buf []byte) []byte {
+	buf = append(buf, `{"data":`...)
+	buf = append(buf, l.Data...)
+	buf = append(buf, `,"page":`...)
+	buf = strconv.AppendInt(buf, int64(l.Page), 10)
+	buf = append(buf, `,"perPage":`...)
+	buf = strconv.AppendInt(buf, int64(l.PerPage), 10)
+	buf = append(buf, `,"totalItems":`...)
+	buf = strconv.AppendInt(buf, int64(l.TotalItems), 10)
+	buf = append(buf, `,"totalPages":`...)
+	buf = strconv.AppendInt(buf, int64(l.TotalPages), 10)
+	if l.CursorMode {
+		buf = append(buf, `,"nextCursor":`...)
+		if l.NextCursor == "" {
+			buf = append(buf, "null"...)
+		} else {
+			buf = strconv.AppendQuote(buf, l.NextCursor)
+		}
+	}
+	return append(buf, '}')
+}
