@@ -63,7 +63,7 @@ func TestDeterministicReplay(t *testing.T) {
 	for _, msg := range w.unexpected {
 		t.Errorf("unexpected error: %s", msg)
 	}
-	for _, want := range []string{"ok", "unique", "if-match", "relation", "not-found"} {
+	for _, want := range []string{"ok", "unique", "if-match", "relation", "not-found", "batch ok", "batch rolled back"} {
 		if w.kinds[want] == 0 {
 			t.Errorf("the workload produced no %q outcome at apply time; it does not cover what it should", want)
 		}
@@ -261,8 +261,10 @@ func (w *detWorkload) run(r *rand.Rand, n int, schemaOK bool) {
 			return
 		}
 		switch p := r.IntN(100); {
-		case p < 42:
+		case p < 37:
 			w.opCreate(r)
+		case p < 42:
+			w.opBatch(r)
 		case p < 66:
 			w.opUpdate(r)
 		case p < 78:
