@@ -36,7 +36,7 @@ func (s *Server) mountRealtime(r chi.Router) {
 //	GET    /realtime                     open a stream
 //	POST   /realtime                     set a client's subscriptions
 //	DELETE /realtime/{clientId}          disconnect
-//	GET    /realtime/presence/{channel}  not built yet (501)
+//	GET    /realtime/presence/{channel}  the channel's presences
 func (s *Server) mountRealtimeSSE(r chi.Router) {
 	if s.rt == nil {
 		return
@@ -80,25 +80,29 @@ var (
 	errRealtimeIdentity = engine.Errorf(engine.KindForbidden, "The client was opened by another identity")
 )
 
-// identity is the auth answer's identity: {id, type} or nil.
-func identity(p engine.Principal) any {
-	switch p.Kind {
-	case engine.AdminPrincipal:
-		return map[string]string{"id": p.ID, "type": "admin"}
-	case engine.User:
-		return map[string]string{"id": p.ID, "type": "user"}
-	}
-	return nil
-}
-
 // sameIdentity: a subscribe POST may come from the stream's own identity,
 // or authenticate a stream opened anonymously.
 func sameIdentity(stream, post engine.Principal) bool {
 	return stream.Kind == engine.Anonymous || (stream.Kind == post.Kind && stream.ID == post.ID)
 }
 
+// realtimePresence serves GET /api/v1/realtime/presence/{channel}: data
+// is the channel's presences across the cluster, key -> metas. Like the
+// realtime streams, it is open to any caller that passes cors.origins.
 func (s *Server) realtimePresence(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusNotImplemented, errorBody{Error: "Presence is not supported yet", Code: http.StatusNotImplemented})
+	if !s.realtimeOriginAllowed(r) {
+		s.writeError(w, r, errRealtimeOrigin)
+		return
+	}
+	channel := chi.URLParam(r, "channel")
+	if u, err := url.PathUnescape(channel); err == nil {
+		channel = u
+	}
+	if channel == "" || len(channel) > 1024 {
+		s.writeError(w, r, engine.Errorf(engine.KindValidation, "channel must be 1 to 1024 bytes"))
+		return
+	}
+	writeData(w, http.StatusOK, s.rt.Presence().State(channel))
 }
 
 // realtimeStats adds the hub's figures to the metrics snapshot.
@@ -111,6 +115,10 @@ func (s *Server) realtimeStats(out map[string]any) {
 	out["realtime_subscriptions"] = st.Subscriptions
 	out["realtime_dropped_consumers"] = st.Dropped
 	out["realtime_ring_events"] = st.RingEvents
+	ps := s.rt.Presence().Stats()
+	out["realtime_presences_local"] = ps.Local
+	out["realtime_presences_remote"] = ps.Remote
+	out["realtime_presence_channels"] = ps.Channels
 }
 
 // rtError is the error message of a realtime protocol error.

@@ -223,9 +223,13 @@ func TestRealtimeSSE(t *testing.T) {
 			t.Fatalf("second delete: %d", res.StatusCode)
 		}
 	})
-	t.Run("presence is not built yet", func(t *testing.T) {
-		if res, _ := s.Do(t, http.MethodGet, "/api/v1/realtime/presence/room", nil, nil); res.StatusCode != http.StatusNotImplemented {
-			t.Fatalf("presence: %d", res.StatusCode)
+	t.Run("presence endpoint", func(t *testing.T) {
+		if got := getPresence(t, s, "room"); len(got) != 0 {
+			t.Fatalf("presence of an empty channel: %v", got)
+		}
+		res, _ := s.Do(t, http.MethodGet, "/api/v1/realtime/presence/room", nil, map[string]string{"Origin": "https://elsewhere.example"})
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("presence from a disallowed origin: %d", res.StatusCode)
 		}
 	})
 }

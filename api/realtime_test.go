@@ -189,9 +189,6 @@ func TestRealtimeWSMessages(t *testing.T) {
 		{"not JSON", "just text", "invalid_message"},
 		{"unknown type", map[string]any{"type": "hello"}, "invalid_message"},
 		{"bad token", map[string]any{"type": "auth", "token": "garbage"}, "unauthorized"},
-		{"presence-track", map[string]any{"type": "presence-track", "channel": "c", "state": map[string]any{}}, "not_supported"},
-		{"presence-untrack", map[string]any{"type": "presence-untrack", "channel": "c"}, "not_supported"},
-		{"presence-state", map[string]any{"type": "presence-state", "channel": "c"}, "not_supported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w.t = t

@@ -24,12 +24,14 @@ const wsPingInterval = 25 * time.Second
 
 // wsMessage is any client message of SPEC.md's table.
 type wsMessage struct {
-	Type        string   `json:"type"`
-	Token       string   `json:"token"`
-	Topics      []string `json:"topics"`
-	Filter      string   `json:"filter"`
-	LastEventID string   `json:"lastEventId"`
-	Channel     string   `json:"channel"`
+	Type        string          `json:"type"`
+	Token       string          `json:"token"`
+	Topics      []string        `json:"topics"`
+	Filter      string          `json:"filter"`
+	LastEventID string          `json:"lastEventId"`
+	Channel     string          `json:"channel"`
+	Key         string          `json:"key"`
+	State       json.RawMessage `json:"state"`
 }
 
 // realtimeWS serves GET /realtime: {type: connected} on open, then client
@@ -120,7 +122,7 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		reply, start := s.wsHandle(ctx, conn, typ, data)
-		if send(reply) != nil {
+		if reply != nil && send(reply) != nil {
 			break
 		}
 		if start {
@@ -133,7 +135,9 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 }
 
 // wsHandle answers one client message; start asks for delivery to start
-// once the answer is sent.
+// once the answer is sent. A presence message that succeeds has no direct
+// answer: the channel's presence-state is queued with the presence events,
+// so it reaches the client in order with them.
 func (s *Server) wsHandle(ctx context.Context, conn *realtime.Conn, typ websocket.MessageType, data []byte) (reply any, start bool) {
 	if len(data) > realtimeMaxMessage {
 		return rtError(realtime.CodeTooLarge, "message larger than 16 KB"), false
@@ -159,7 +163,8 @@ func (s *Server) wsHandle(ctx context.Context, conn *realtime.Conn, typ websocke
 		}
 		reader.Request = conn.Principal().Request
 		conn.SetPrincipal(reader)
-		return map[string]any{"type": "authed", "identity": identity(p)}, false
+		conn.SetIdentity(realtime.IdentityOf(p))
+		return map[string]any{"type": "authed", "identity": realtime.IdentityOf(p)}, false
 	case "subscribe":
 		if !conn.Started() && m.LastEventID != "" {
 			if e := conn.Resume(m.LastEventID); e != nil {
@@ -180,7 +185,19 @@ func (s *Server) wsHandle(ctx context.Context, conn *realtime.Conn, typ websocke
 	case "list-subs":
 		return realtime.Message{Type: "subs", Topics: conn.Topics()}, false
 	case "presence-track", "presence-untrack", "presence-state":
-		return rtError(realtime.CodeNotSupported, "presence is not supported yet"), false
+		var e *realtime.Error
+		switch m.Type {
+		case "presence-track":
+			e = conn.Track(m.Channel, m.Key, m.State)
+		case "presence-untrack":
+			e = conn.Untrack(m.Channel)
+		default:
+			e = conn.ObservePresence(m.Channel)
+		}
+		if e != nil {
+			return realtime.ErrorMessage(e), false
+		}
+		return nil, false
 	}
 	return rtError(realtime.CodeInvalidMessage, "unknown message type "+strconv.Quote(m.Type)), false
 }

@@ -40,8 +40,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-// Error codes beyond CONTRACT.md's list: replay_window_exceeded,
-// slow_consumer and not_supported.
+// Error codes beyond CONTRACT.md's list: replay_window_exceeded and
+// slow_consumer.
 const (
 	CodeInvalidTopics  = "invalid_topics"
 	CodeInvalidMessage = "invalid_message"
@@ -50,7 +50,6 @@ const (
 	CodeTooLarge       = "too_large"
 	CodeReplayExceeded = "replay_window_exceeded"
 	CodeSlowConsumer   = "slow_consumer"
-	CodeNotSupported   = "not_supported"
 )
 
 // MaxFilterLen is the filter language's length limit.
@@ -66,6 +65,13 @@ type Message struct {
 	Topics     []string
 	Code       string
 	Text       string
+	// A flags message: which flag or segment changed, and how.
+	Flag *engine.FlagChange
+	// Presence messages.
+	Channel string
+	Event   string
+	Meta    *Meta
+	State   map[string][]Meta
 }
 
 // MarshalJSON writes the fields the message's type carries.
@@ -87,6 +93,18 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		out["topics"] = t
 	case "error":
 		out["code"], out["message"] = m.Code, m.Text
+	case "flags":
+		if m.Flag != nil {
+			out["kind"], out["op"], out["key"] = m.Flag.Kind, m.Flag.Op, m.Flag.Key
+		}
+	case "presence-state":
+		st := m.State
+		if st == nil {
+			st = map[string][]Meta{}
+		}
+		out["channel"], out["state"] = m.Channel, st
+	case "presence":
+		out["event"], out["channel"], out["meta"] = m.Event, m.Channel, m.Meta
 	}
 	return json.Marshal(out)
 }
@@ -111,13 +129,18 @@ type Conn struct {
 
 	mu        sync.Mutex
 	principal engine.Principal
+	identity  *Identity
 	subs      []sub // copy-on-write
+
+	// kick wakes Next for presence messages.
+	kick chan struct{}
 
 	// Guarded by hub.mu.
 	pos      uint64
 	started  bool
 	startCh  chan struct{}
 	notices  []Message
+	presQ    []Message // presence messages, sent whether started or not
 	skipI    uint64
 	skipS    uint32
 	skipping bool
@@ -131,7 +154,8 @@ type Conn struct {
 func (h *Hub) Connect(p engine.Principal) *Conn {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	c := &Conn{hub: h, id: hex.EncodeToString(b[:]), done: make(chan struct{}), principal: p, startCh: make(chan struct{})}
+	c := &Conn{hub: h, id: hex.EncodeToString(b[:]), done: make(chan struct{}), principal: p, identity: IdentityOf(p),
+		startCh: make(chan struct{}), kick: make(chan struct{}, 1)}
 	h.mu.Lock()
 	c.pos = h.head
 	h.conns[c.id] = c
@@ -152,11 +176,56 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Close unregisters the connection.
+// Close unregisters the connection; its presences leave.
 func (c *Conn) Close() {
 	c.hub.mu.Lock()
 	c.hub.failLocked(c, errClosed)
 	c.hub.mu.Unlock()
+	c.hub.presence.dropConn(c)
+}
+
+// closed reports whether the connection ended.
+func (c *Conn) closed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Identity is who the connection's presences belong to: the identity of
+// the opening request, or of the last auth message.
+func (c *Conn) Identity() *Identity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.identity
+}
+
+// SetIdentity sets the identity later presences carry (the auth message).
+func (c *Conn) SetIdentity(id *Identity) {
+	c.mu.Lock()
+	c.identity = id
+	c.mu.Unlock()
+}
+
+// pushPresence queues a presence message; a connection with more than
+// MaxPending of them waiting is dropped as a slow consumer.
+func (c *Conn) pushPresence(m Message) {
+	h := c.hub
+	h.mu.Lock()
+	if c.err == nil {
+		if len(c.presQ) >= h.opts.MaxPending {
+			h.failLocked(c, ErrSlowConsumer)
+		} else {
+			c.presQ = append(c.presQ, m)
+		}
+	}
+	h.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Principal is the connection's current principal.
@@ -396,10 +465,17 @@ func (c *Conn) Next(ctx context.Context) ([]Message, error) {
 			h.mu.Unlock()
 			return nil, err
 		}
+		if len(c.presQ) > 0 {
+			out := c.presQ
+			c.presQ = nil
+			h.mu.Unlock()
+			return out, nil
+		}
 		if !c.started {
 			h.mu.Unlock()
 			select {
 			case <-c.startCh:
+			case <-c.kick:
 			case <-c.done:
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -433,6 +509,7 @@ func (c *Conn) Next(ctx context.Context) ([]Message, error) {
 		h.mu.Unlock()
 		select {
 		case <-wake:
+		case <-c.kick:
 		case <-c.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -452,6 +529,17 @@ func (c *Conn) deliver(batch []*Event) []Message {
 				continue
 			}
 			c.skipping = false
+		}
+		if ev.Flag != nil {
+			// Flag changes are public (they name what changed, not its
+			// rules); filters are about records and do not apply.
+			for _, s := range subs {
+				if s.t.matches(ev) {
+					out = append(out, Message{Type: "flags", EventID: ev.ID(), Flag: ev.Flag})
+					break
+				}
+			}
+			continue
 		}
 		var view View
 		for _, s := range subs {

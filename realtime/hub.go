@@ -22,6 +22,8 @@ type Event struct {
 	CollectionID string
 	RecordID     string
 	Change       *engine.RecordChange
+	// Flag is set, and Action is "flags", for a flag or segment change.
+	Flag *engine.FlagChange
 
 	pos uint64    // node-local position in the ring (1, 2, ...)
 	at  time.Time // when this node saw it
@@ -107,6 +109,8 @@ type Hub struct {
 	wake   chan struct{}
 	conns  map[string]*Conn
 
+	presence *Presence
+
 	subs    atomic.Int64
 	dropped atomic.Int64
 }
@@ -125,10 +129,12 @@ func NewHub(opts Options) *Hub {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	return &Hub{
+	h := &Hub{
 		opts: opts, first: 1, floorI: opts.StartIndex, floorX: true,
 		wake: make(chan struct{}), conns: map[string]*Conn{},
 	}
+	h.presence = newPresence(h, opts.Clock)
+	return h
 }
 
 func (h *Hub) retention() time.Duration {
@@ -154,6 +160,12 @@ func (h *Hub) Observe(events []fsm.Event) {
 		}
 		var action string
 		switch ev.Kind {
+		case engine.EvFlagChange:
+			if fc, ok := ev.Data.(*engine.FlagChange); ok {
+				add = append(add, &Event{Index: ev.Index, Seq: seq, Action: "flags", Flag: fc, at: now})
+				seq++
+			}
+			continue
 		case engine.EvRecordCreate:
 			action = "create"
 		case engine.EvRecordUpdate:

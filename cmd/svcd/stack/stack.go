@@ -161,6 +161,9 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		return nil, err
 	}
 	eng.SetProposer(node)
+	// Presence is gossiped, not logged: the hub's registry talks to the
+	// other nodes through memberlist.
+	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stack{Store: store, Engine: eng, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring}
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
@@ -189,6 +192,7 @@ func (s *Stack) WaitReady(ctx context.Context) error {
 func (s *Stack) Close() error {
 	s.cancel()
 	<-s.done
+	s.Realtime.Presence().Close()
 	return errors.Join(s.Node.Shutdown(), s.Store.Close())
 }
 
