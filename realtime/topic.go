@@ -10,10 +10,17 @@ type topic struct {
 	coll   string // canonical collection name; "" for * and *.<action>
 	id     string // <collection>/<id>
 	action string // create, update, delete; "" for any
+	flags  bool   // the __flags topic: flag and segment changes
 }
+
+// FlagsTopic carries flag and segment changes; record topics, * included,
+// never match them.
+const FlagsTopic = "__flags"
 
 func (t topic) String() string {
 	switch {
+	case t.flags:
+		return FlagsTopic
 	case t.coll == "" && t.action == "":
 		return "*"
 	case t.coll == "":
@@ -29,6 +36,9 @@ func (t topic) String() string {
 // matches reports whether an event of kind action on record id of
 // collection coll falls under t.
 func (t topic) matches(ev *Event) bool {
+	if t.flags || ev.Flag != nil {
+		return t.flags && ev.Flag != nil
+	}
 	if t.coll != "" && t.coll != ev.Collection {
 		return false
 	}
@@ -53,6 +63,9 @@ func parseTopic(s string, resolve func(string) string) (topic, bool) {
 	s = strings.TrimSpace(s)
 	if s == "*" {
 		return topic{}, true
+	}
+	if s == FlagsTopic {
+		return topic{flags: true}, true
 	}
 	if a, ok := strings.CutPrefix(s, "*."); ok {
 		a = strings.ToLower(a)
