@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalizeRecoveryCode -fuzztime $(FUZZTIME) ./engine/totp
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzAuthBodies -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAuthFlowBodies$$' -fuzztime $(FUZZTIME) ./api
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBody$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
 
 lint:
