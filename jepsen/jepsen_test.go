@@ -110,6 +110,11 @@ func TestJepsen(t *testing.T) {
 		t.Run("set", func(t *testing.T) {
 			run(t, suite.NewSet(), []suite.Fault{suite.Halves{}, suite.Bridge{}, suite.Membership{}, suite.Loss{}}, opts)
 		})
+		t.Run("realtime", func(t *testing.T) {
+			rt := opts
+			rt.Duration = 15 * time.Second
+			run(t, suite.NewRealtime(), []suite.Fault{suite.Kill{}, suite.Pause{Leader: true}}, rt)
+		})
 		return
 	}
 	total := envDuration(t, "JEPSEN_TIME", 5*time.Minute)
@@ -126,6 +131,7 @@ func TestJepsen(t *testing.T) {
 	t.Run("register", func(t *testing.T) { run(t, suite.NewRegister(), allFaults(), opts) })
 	t.Run("local", func(t *testing.T) { run(t, suite.NewLocal(), allFaults(), opts) })
 	t.Run("set", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), opts) })
+	t.Run("realtime", func(t *testing.T) { run(t, suite.NewRealtime(), allFaults(), opts) })
 	five := opts
 	five.Nodes = 5
 	t.Run("set-5-nodes", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), five) })
