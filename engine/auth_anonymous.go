@@ -182,7 +182,7 @@ func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, err = setUserColumns(tx, ci, c.ID, c.Now, sets, args)
+	row, err = e.setUserColumns(tx, ci, c.ID, c.Now, sets, args)
 	if err != nil {
 		if isUniqueViolation(err) && strings.EqualFold(uniqueViolationColumn(err), "email") {
 			return nil, errEmailTaken

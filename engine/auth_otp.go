@@ -243,7 +243,7 @@ func (e *Engine) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return outcome("invalid"), nil
 	}
 	if !asBool(row[ci.rowIndex("email_verified")]) {
-		if _, err := setUserColumns(tx, ci, uid, c.Now, []string{"email_verified = 1"}, nil); err != nil {
+		if _, err := e.setUserColumns(tx, ci, uid, c.Now, []string{"email_verified = 1"}, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -123,7 +123,7 @@ func (e *Engine) applyPasswordReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	// The reset time never precedes the token's own iat, so the token is
 	// spent even when the proposer's clock is behind the issuer's.
 	at := max(c.Now, c.IAT)
-	if _, err := setUserColumns(tx, ci, c.UserID, c.Now,
+	if _, err := e.setUserColumns(tx, ci, c.UserID, c.Now,
 		[]string{"password = ?", "password_reset_at = ?", "email_verified = 1"}, []any{c.Hash, at}); err != nil {
 		return nil, fmt.Errorf("password reset: %w", err)
 	}

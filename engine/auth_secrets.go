@@ -188,7 +188,7 @@ func userRowTx(tx *fsm.Tx, ci *collInfo, id string) ([]any, error) {
 // setUserColumns updates system columns of user id (sets: "col = ?"
 // fragments with their args), bumps updated past its last value, and
 // emits the record update. It returns the new row (nil if no such user).
-func setUserColumns(tx *fsm.Tx, ci *collInfo, id string, now int64, sets []string, args []any) ([]any, error) {
+func (e *Engine) setUserColumns(tx *fsm.Tx, ci *collInfo, id string, now int64, sets []string, args []any) ([]any, error) {
 	q := "UPDATE " + ci.table + " SET " + strings.Join(sets, ", ") + ", updated = max(?, updated + 1) WHERE id = ? RETURNING " + ci.selectCols
 	row, err := ci.scanRow(tx.QueryRow(q, append(args, now, id)...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -197,7 +197,9 @@ func setUserColumns(tx *fsm.Tx, ci *collInfo, id string, now int64, sets []strin
 	if err != nil {
 		return nil, err
 	}
-	tx.Emit(fsm.Event{Kind: EvRecordUpdate, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	if err := e.recordWritten(tx, EvRecordUpdate, ci, row); err != nil {
+		return nil, err
+	}
 	return row, nil
 }
 

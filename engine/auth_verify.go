@@ -88,6 +88,6 @@ func (e *Engine) applyEmailVerify(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if asBool(row[ci.rowIndex("email_verified")]) {
 		return nil, nil
 	}
-	_, err = setUserColumns(tx, ci, c.UserID, c.Now, []string{"email_verified = 1"}, nil)
+	_, err = e.setUserColumns(tx, ci, c.UserID, c.Now, []string{"email_verified = 1"}, nil)
 	return nil, err
 }

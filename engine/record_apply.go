@@ -137,7 +137,9 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 		}
 		return nil, errForbidden
 	}
-	tx.Emit(fsm.Event{Kind: EvRecordCreate, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	if err := e.recordWritten(tx, EvRecordCreate, ci, row); err != nil {
+		return nil, err
+	}
 	return row, nil
 }
 
@@ -318,7 +320,9 @@ func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	if err != nil {
 		return nil, uniqueError(ci, err)
 	}
-	tx.Emit(fsm.Event{Kind: EvRecordUpdate, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	if err := e.recordWritten(tx, EvRecordUpdate, ci, row); err != nil {
+		return nil, err
+	}
 	return row, nil
 }
 

@@ -117,7 +117,9 @@ func (d *deletion) delete(ci *collInfo, row []any) error {
 	if _, err := d.tx.Exec("DELETE FROM "+ci.table+" WHERE id = ?", id); err != nil {
 		return err
 	}
-	d.tx.Emit(fsm.Event{Kind: EvRecordDelete, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	if err := d.e.recordWritten(d.tx, EvRecordDelete, ci, row); err != nil {
+		return err
+	}
 	for _, h := range hits {
 		for _, r := range h.rows {
 			rid := asString(r[0])
@@ -169,8 +171,7 @@ func (d *deletion) unlink(ref relationRef, row []any, id string) error {
 	if err != nil {
 		return err
 	}
-	d.tx.Emit(fsm.Event{Kind: EvRecordUpdate, Subject: ref.coll.ID, Data: &RecordChange{ref.coll.ID, ref.coll.Name, out}})
-	return nil
+	return d.e.recordWritten(d.tx, EvRecordUpdate, ref.coll, out)
 }
 
 func fieldIndex(ci *collInfo, f *fieldInfo) int {
