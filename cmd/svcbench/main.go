@@ -19,6 +19,9 @@
 //	        answer; their current ETags are fetched before the run
 //	mixed   20% create, 60% get, 20% list
 //	all     create, then get, then list (the default)
+//	fanout, fanout-rate, fanout-idle
+//	        realtime delivery to --subscribers WebSocket or SSE
+//	        subscriptions (--transport): see fanout.go
 //
 // --scenario also takes a comma-separated list (filter,update,cas). Before
 // every scenario but create the collection is topped up to --seed-rows
@@ -52,6 +55,8 @@
 //	         [--clients 16] [--duration 10s] [--warmup 2s] [--seed-rows 10000]
 //	         [--collection bench_items] [--fresh] [--skip-total] [--json]
 //	         [--email bench@example.com] [--password ...] [--timeout 30s]
+//	         [--subscribers 100] [--transport ws|sse] [--writes 20]
+//	         [--write-interval 250ms] [--pid PID]
 package main
 
 import (
@@ -85,6 +90,12 @@ type config struct {
 	skipTotal  bool
 	json       bool
 	timeout    time.Duration
+	// Fan-out scenarios (fanout.go).
+	subscribers   int
+	transport     string
+	writes        int
+	writeInterval time.Duration
+	pid           int
 }
 
 // maxGetIDs bounds how many existing record ids are listed for get requests.
@@ -112,6 +123,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.skipTotal, "skip-total", false, "add skipTotal=1 to list requests")
 	fs.BoolVar(&c.json, "json", false, "also print each result as a JSON line")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.IntVar(&c.subscribers, "subscribers", 100, "fan-out scenarios: realtime subscriptions, spread over the nodes")
+	fs.StringVar(&c.transport, "transport", transportWS, "fan-out scenarios: ws (WebSocket /realtime) or sse (/api/v1/realtime)")
+	fs.IntVar(&c.writes, "writes", 20, "fanout: creates whose delivery is timed")
+	fs.DurationVar(&c.writeInterval, "write-interval", 250*time.Millisecond, "fanout: time between two timed creates")
+	fs.IntVar(&c.pid, "pid", 0, "fanout-idle: server process whose VmRSS is read (default: the pid its metrics report)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: svcbench [flags]   (HTTP load generator for svcd; $SVC_SETUP_KEY is sent as X-Setup-Key)")
 		fs.PrintDefaults()
@@ -144,6 +160,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--collection must not be empty")
 	case c.timeout <= 0:
 		return c, errors.New("--timeout must be > 0")
+	case c.subscribers < 1:
+		return c, errors.New("--subscribers must be >= 1")
+	case !validTransport(c.transport):
+		return c, fmt.Errorf("--transport: %q (want ws or sse)", c.transport)
+	case c.writes < 1:
+		return c, errors.New("--writes must be >= 1")
+	case c.writeInterval < 0:
+		return c, errors.New("--write-interval must be >= 0")
+	case c.pid < 0:
+		return c, errors.New("--pid must be >= 0")
 	}
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
 	return c, nil
@@ -205,6 +231,17 @@ func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error
 		prepared bool
 	)
 	for _, sc := range scenarios(cfg.scenario) {
+		if isFanout(sc) {
+			r, err := runFanoutScenario(ctx, env, cfg, sc, log)
+			if err != nil {
+				return results, fmt.Errorf("%s: %w", sc, err)
+			}
+			results = append(results, r)
+			if err := writeResult(out, log, r, cfg.json); err != nil {
+				return results, err
+			}
+			continue
+		}
 		if needsRows(sc) && !prepared {
 			if env.ids, err = prepareRows(ctx, api, cfg, log); err != nil {
 				return results, err

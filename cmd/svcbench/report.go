@@ -23,10 +23,14 @@ type Result struct {
 	Latency      Summary
 	Server       ServerFigures
 	ErrorSamples []string
+	Fanout       *FanoutFigures // fan-out scenarios only
 }
 
 // formatLine renders a result as one human-readable table line.
 func formatLine(r Result) string {
+	if r.Fanout != nil {
+		return formatFanoutLine(r)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-6s  clients=%d", r.Scenario, r.Clients)
 	if r.Nodes > 1 {
@@ -57,24 +61,25 @@ func formatLine(r Result) string {
 
 // jsonResult is the --json form of a Result; latencies are milliseconds.
 type jsonResult struct {
-	Scenario        string   `json:"scenario"`
-	Clients         int      `json:"clients"`
-	Nodes           int      `json:"nodes"`
-	Spread          bool     `json:"spread"`
-	DurationSec     float64  `json:"duration_s"`
-	Requests        int64    `json:"requests"`
-	Errors          int64    `json:"errors"`
-	Precond         int64    `json:"precondition_failed"`
-	RPS             float64  `json:"rps"`
-	MeanMs          float64  `json:"mean_ms"`
-	P50Ms           float64  `json:"p50_ms"`
-	P95Ms           float64  `json:"p95_ms"`
-	P99Ms           float64  `json:"p99_ms"`
-	MaxMs           float64  `json:"max_ms"`
-	CPUPerReqMicros *float64 `json:"cpu_per_req_us,omitempty"`
-	CmdsPerTxn      *float64 `json:"cmds_per_txn,omitempty"`
-	BatchCmdsP50    *float64 `json:"fsm_batch_commands_p50,omitempty"`
-	BatchCmdsP99    *float64 `json:"fsm_batch_commands_p99,omitempty"`
+	Scenario        string      `json:"scenario"`
+	Clients         int         `json:"clients"`
+	Nodes           int         `json:"nodes"`
+	Spread          bool        `json:"spread"`
+	DurationSec     float64     `json:"duration_s"`
+	Requests        int64       `json:"requests"`
+	Errors          int64       `json:"errors"`
+	Precond         int64       `json:"precondition_failed"`
+	RPS             float64     `json:"rps"`
+	MeanMs          float64     `json:"mean_ms"`
+	P50Ms           float64     `json:"p50_ms"`
+	P95Ms           float64     `json:"p95_ms"`
+	P99Ms           float64     `json:"p99_ms"`
+	MaxMs           float64     `json:"max_ms"`
+	CPUPerReqMicros *float64    `json:"cpu_per_req_us,omitempty"`
+	CmdsPerTxn      *float64    `json:"cmds_per_txn,omitempty"`
+	BatchCmdsP50    *float64    `json:"fsm_batch_commands_p50,omitempty"`
+	BatchCmdsP99    *float64    `json:"fsm_batch_commands_p99,omitempty"`
+	Fanout          *jsonFanout `json:"fanout,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -100,6 +105,7 @@ func formatJSON(r Result) ([]byte, error) {
 		CmdsPerTxn:      r.Server.CmdsPerTxn,
 		BatchCmdsP50:    r.Server.BatchCmdsP50,
 		BatchCmdsP99:    r.Server.BatchCmdsP99,
+		Fanout:          fanoutJSON(r.Fanout),
 	})
 }
 

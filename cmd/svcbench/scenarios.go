@@ -21,7 +21,7 @@ const (
 )
 
 // scenarioNames lists the --scenario values, for messages.
-const scenarioNames = "create, get, list, filter, update, cas, mixed or all"
+const scenarioNames = "create, get, list, filter, update, cas, mixed, all, fanout, fanout-rate or fanout-idle"
 
 // Mix of the mixed scenario, in percent: the rest are list requests.
 const (
@@ -37,7 +37,7 @@ func scenarios(value string) []string {
 		switch name = strings.TrimSpace(name); name {
 		case scAll:
 			out = append(out, scCreate, scGet, scList)
-		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed:
+		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed, scFanout, scFanoutRate, scFanoutIdle:
 			out = append(out, name)
 		default:
 			return nil
@@ -68,7 +68,7 @@ type scenarioEnv struct {
 }
 
 // needsRows reports whether a scenario runs over seeded records.
-func needsRows(name string) bool { return name != scCreate }
+func needsRows(name string) bool { return name != scCreate && !isFanout(name) }
 
 // newLoad builds the load of a scenario; cas fetches the current ETag of
 // every record its clients will update first.
