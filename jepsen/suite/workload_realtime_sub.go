@@ -72,8 +72,11 @@ func (s *rtSubscriber) run(ctx context.Context) {
 			s.env.T.Logf("%s realtime %s: %s: %v", time.Now().Format("15:04:05.000"), s.name, nd.Name, err)
 		}
 		nd, lastChance = s.pick(tried)
-		if !sess.retry {
+		switch {
+		case sess.subscribed:
 			sleep(ctx, 50*time.Millisecond)
+		case !sess.retry:
+			sleep(ctx, 200*time.Millisecond) // no node answers: do not spin
 		}
 	}
 }
