@@ -369,3 +369,46 @@ func TestBatchMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchTokenScopes: an API token needs the scope of every entry's
+// collection and access; a batch outside it is refused whole.
+func TestBatchTokenScopes(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("posts", "base", []map[string]any{f("title", "text")}))
+	s.CreateCollection(t, coll("notes", "base", []map[string]any{f("title", "text")}))
+	mint := func(scopes ...string) string {
+		t.Helper()
+		out := s.MustAdmin(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/api-tokens", map[string]any{"name": "ci", "scopes": scopes})
+		return apitest.Obj(t, out["data"])["token"].(string)
+	}
+	postsRW := mint("collection:posts:*")
+	readAll := mint("read")
+	create := func(c string) map[string]any { return entry("POST", "/api/v1/"+c, map[string]any{"title": "x"}) }
+	list := func(c string) map[string]any { return entry("GET", "/api/v1/"+c, nil) }
+	cases := []struct {
+		tok     string
+		entries []map[string]any
+		index   int // -1: allowed
+	}{
+		{postsRW, []map[string]any{create("posts"), list("posts")}, -1},
+		{postsRW, []map[string]any{create("posts"), list("notes")}, 1},
+		{readAll, []map[string]any{list("posts"), list("notes")}, -1},
+		{readAll, []map[string]any{list("posts"), create("notes")}, 1},
+	}
+	for i, c := range cases {
+		before := countRecords(t, s, "posts")
+		status, out, _ := runBatch(t, s, bearer(c.tok), c.entries)
+		if c.index < 0 {
+			answers(t, status, out)
+			continue
+		}
+		expectBatchError(t, status, out, http.StatusForbidden, c.index, "")
+		if !strings.Contains(out["error"].(string), "scope") {
+			t.Errorf("case %d: %v", i, out)
+		}
+		if after := countRecords(t, s, "posts"); after != before {
+			t.Errorf("case %d: a refused batch wrote", i)
+		}
+	}
+}
