@@ -28,6 +28,10 @@ type fakeEngine struct {
 
 func (e fakeEngine) Migrated() bool { return e.migrated }
 
+// Setting answers the defaults' empty values (the CORS middleware reads
+// cors.* on every request).
+func (e fakeEngine) Setting(string) string { return "" }
+
 // TestReadyStates: /_/ready is 503 with Retry-After until the node has
 // caught up and is migrated; /_/cluster says unhealthy meanwhile.
 func TestReadyStates(t *testing.T) {
