@@ -18,6 +18,7 @@ func (s *Server) mountRecords(r chi.Router) {
 	r.Patch("/{collection}/{id}", s.updateRecord)
 	r.Put("/{collection}/{id}", s.updateRecord)
 	r.Delete("/{collection}/{id}", s.deleteRecord)
+	s.mountHistory(r, "/{collection}")
 }
 
 // mountLegacyRecords serves /api/collections/:collection/records[/:id].
@@ -28,6 +29,7 @@ func (s *Server) mountLegacyRecords(r chi.Router) {
 	r.Patch("/{id}", s.updateRecord)
 	r.Put("/{id}", s.updateRecord)
 	r.Delete("/{id}", s.deleteRecord)
+	s.mountHistory(r, "")
 }
 
 // recordCaller returns the caller of a record route, with what rules may

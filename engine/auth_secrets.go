@@ -197,7 +197,8 @@ func (e *Engine) setUserColumns(tx *fsm.Tx, ci *collInfo, id string, now int64, 
 	if err != nil {
 		return nil, err
 	}
-	if err := e.recordWritten(tx, EvRecordUpdate, ci, row); err != nil {
+	// Account flows change system columns: the actor is the system.
+	if err := e.recordWritten(tx, EvRecordUpdate, ci, row, now, nil); err != nil {
 		return nil, err
 	}
 	return row, nil

@@ -123,7 +123,7 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 			return batchOpCmd{}, verr
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
-		return batchOpCmd{Create: &recordCreateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env}}, nil
+		return batchOpCmd{Create: &recordCreateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p)}}, nil
 	case BatchUpdate:
 		ci, err := e.writable(op.Collection)
 		if err != nil {
@@ -137,7 +137,7 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 			return batchOpCmd{}, verr
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
-		return batchOpCmd{Update: &recordUpdateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Now: now, Values: values, IfMatch: op.IfMatch, Env: env}}, nil
+		return batchOpCmd{Update: &recordUpdateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Now: now, Values: values, IfMatch: op.IfMatch, Env: env, Actor: actorOf(p)}}, nil
 	case BatchDelete:
 		ci, err := e.writable(op.Collection)
 		if err != nil {
@@ -146,7 +146,7 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 		if err := preWriteError(ci, ci.DeleteRule, admin); err != nil {
 			return batchOpCmd{}, err
 		}
-		return batchOpCmd{Delete: &recordDeleteCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, IfMatch: op.IfMatch, Now: now, Env: e.envFor(p, ci, nil, now)}}, nil
+		return batchOpCmd{Delete: &recordDeleteCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, IfMatch: op.IfMatch, Now: now, Env: e.envFor(p, ci, nil, now), Actor: actorOf(p)}}, nil
 	case BatchGet, BatchList:
 		ci := e.collection(op.Collection)
 		if ci == nil {

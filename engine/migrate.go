@@ -70,6 +70,14 @@ var migrations = [][]string{
 		`CREATE TABLE _svc_mfa_tickets (jti TEXT PRIMARY KEY, coll TEXT NOT NULL, user_id TEXT NOT NULL,
 			state TEXT NOT NULL, attempts INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
 	},
+	4: {
+		// Record history of history_enabled collections (engine/
+		// history.go); ids follow the log's order on every replica.
+		`CREATE TABLE _svc_history (id INTEGER PRIMARY KEY, collection_id TEXT NOT NULL, record_id TEXT NOT NULL,
+			op TEXT NOT NULL, at INTEGER NOT NULL, snapshot TEXT NOT NULL, actor_id TEXT NOT NULL,
+			actor_type TEXT NOT NULL)`,
+		`CREATE INDEX _svc_history_record ON _svc_history (collection_id, record_id, id)`,
+	},
 }
 
 // SchemaVersion is the newest internal schema this binary knows.

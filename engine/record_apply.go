@@ -23,6 +23,7 @@ type recordCreateCmd struct {
 	// collection's fields at version Ver.
 	Values []any    `json:"values"`
 	Env    *ruleEnv `json:"env,omitempty"`
+	Actor  *Actor   `json:"actor,omitempty"`
 }
 
 type recordUpdateCmd struct {
@@ -34,6 +35,7 @@ type recordUpdateCmd struct {
 	Values  map[string]any `json:"values"`
 	IfMatch string         `json:"if_match,omitempty"`
 	Env     *ruleEnv       `json:"env,omitempty"`
+	Actor   *Actor         `json:"actor,omitempty"`
 }
 
 type recordDeleteCmd struct {
@@ -44,8 +46,9 @@ type recordDeleteCmd struct {
 	IfMatch string `json:"if_match,omitempty"`
 	// Now is the proposer's clock, for the updated time of records whose
 	// relation to the deleted record is removed.
-	Now int64    `json:"now"`
-	Env *ruleEnv `json:"env,omitempty"`
+	Now   int64    `json:"now"`
+	Env   *ruleEnv `json:"env,omitempty"`
+	Actor *Actor   `json:"actor,omitempty"`
 }
 
 // RecordChange is the payload of record events.
@@ -137,7 +140,7 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 		}
 		return nil, errForbidden
 	}
-	if err := e.recordWritten(tx, EvRecordCreate, ci, row); err != nil {
+	if err := e.recordWritten(tx, EvRecordCreate, ci, row, c.Now, c.Actor); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -320,7 +323,7 @@ func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	if err != nil {
 		return nil, uniqueError(ci, err)
 	}
-	if err := e.recordWritten(tx, EvRecordUpdate, ci, row); err != nil {
+	if err := e.recordWritten(tx, EvRecordUpdate, ci, row, updated, c.Actor); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -347,7 +350,7 @@ func (e *Engine) recordDelete(tx *fsm.Tx, c *recordDeleteCmd) error {
 	if err != nil {
 		return err
 	}
-	d := &deletion{e: e, tx: tx, now: c.Now, seen: map[string]bool{}}
+	d := &deletion{e: e, tx: tx, now: c.Now, actor: c.Actor, seen: map[string]bool{}}
 	return d.delete(ci, old)
 }
 

@@ -14,10 +14,11 @@ import (
 // the id is removed from the referring records. Collections and records are
 // visited in a fixed order, so every replica does the same.
 type deletion struct {
-	e    *Engine
-	tx   *fsm.Tx
-	now  int64
-	seen map[string]bool // collection id + "/" + record id already deleted
+	e     *Engine
+	tx    *fsm.Tx
+	now   int64
+	actor *Actor
+	seen  map[string]bool // collection id + "/" + record id already deleted
 }
 
 // relationRef is a relation field of some collection.
@@ -117,7 +118,7 @@ func (d *deletion) delete(ci *collInfo, row []any) error {
 	if _, err := d.tx.Exec("DELETE FROM "+ci.table+" WHERE id = ?", id); err != nil {
 		return err
 	}
-	if err := d.e.recordWritten(d.tx, EvRecordDelete, ci, row); err != nil {
+	if err := d.e.recordWritten(d.tx, EvRecordDelete, ci, row, d.now, d.actor); err != nil {
 		return err
 	}
 	for _, h := range hits {
@@ -171,7 +172,7 @@ func (d *deletion) unlink(ref relationRef, row []any, id string) error {
 	if err != nil {
 		return err
 	}
-	return d.e.recordWritten(d.tx, EvRecordUpdate, ref.coll, out)
+	return d.e.recordWritten(d.tx, EvRecordUpdate, ref.coll, out, updated, d.actor)
 }
 
 func fieldIndex(ci *collInfo, f *fieldInfo) int {

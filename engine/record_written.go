@@ -5,10 +5,16 @@ import "svcd/fsm"
 // recordWritten is the one place a record change leaves an apply: every
 // create, update and delete of a record (cascades and account updates
 // included) passes here, inside the command's transaction, with the row
-// as stored after the change (before it, for a delete). It emits the
-// realtime event; what else must stay in step with records is kept here
-// too, so that it commits or rolls back with the change.
-func (e *Engine) recordWritten(tx *fsm.Tx, kind string, ci *collInfo, row []any) error {
+// as stored after the change (before it, for a delete), the command's
+// time and who made it (nil: the system). It emits the realtime event;
+// what else must stay in step with records is kept here too, so that it
+// commits or rolls back with the change.
+func (e *Engine) recordWritten(tx *fsm.Tx, kind string, ci *collInfo, row []any, at int64, actor *Actor) error {
 	tx.Emit(fsm.Event{Kind: kind, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	if ci.HistoryEnabled {
+		if err := writeHistory(tx, kind, ci, row, at, actor); err != nil {
+			return err
+		}
+	}
 	return nil
 }

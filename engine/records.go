@@ -64,7 +64,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
 		res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, Env: env,
+			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
@@ -100,7 +100,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
 		res, idx, err := e.propose(ctx, cmdRecordUpdate, recordUpdateCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env,
+			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
@@ -125,7 +125,7 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 		now := e.now().Unix()
 		_, idx, err := e.propose(ctx, cmdRecordDelete, recordDeleteCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, IfMatch: ifMatch, Now: now,
-			Env: e.envFor(p, ci, nil, now),
+			Env: e.envFor(p, ci, nil, now), Actor: actorOf(p),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue

@@ -229,7 +229,7 @@ func (w *detWorkload) setup() {
 			{"name": "meta", "type": "json"},
 			{"name": "home", "type": "geoPoint"},
 			{"name": "stamp", "type": "autodate", "on_create": true, "on_update": true}]}`},
-		{"posts", `{"name": "posts", "type": "base", "fields": [
+		{"posts", `{"name": "posts", "type": "base", "history_enabled": true, "fields": [
 			{"name": "title", "type": "text", "required": true, "max": 80},
 			{"name": "slug", "type": "text", "unique": true},
 			{"name": "author", "type": "relation", "collection": "authors"},
@@ -239,7 +239,7 @@ func (w *detWorkload) setup() {
 			{"name": "published", "type": "date"},
 			{"name": "secret", "type": "password"},
 			{"name": "emb", "type": "vector", "dimensions": 4}]}`},
-		{"notes", `{"name": "notes", "type": "base", "fields": [
+		{"notes", `{"name": "notes", "type": "base", "history_enabled": true, "fields": [
 			{"name": "label", "type": "text"},
 			{"name": "score", "type": "number"},
 			{"name": "extra", "type": "json"},

@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"svcd/engine/schema"
+	"svcd/fsm"
+)
+
+// HistoryMaxPerPage is the largest page of history entries.
+const HistoryMaxPerPage = 200
+
+var (
+	errHistoryOff    = Errorf(KindNotFound, "History is not enabled for this collection")
+	errNoHistoryAt   = Errorf(KindNotFound, "The record has no history at or before that time")
+	errRestoreAtMiss = &Error{Kind: KindValidation, Message: "Validation failed", Details: map[string]any{"at": "required: unix seconds"}}
+	errRestoreGone   = Errorf(KindConflict, "The record is deleted; restore applies to an existing record")
+)
+
+// HistoryPage is one page of a record's history, newest first; Data is
+// the JSON array of entries.
+type HistoryPage struct {
+	Data       []byte
+	Page       int
+	PerPage    int
+	TotalItems int
+	TotalPages int
+}
+
+// RecordHistory reads a page of the history of record id of collection
+// name, newest first. It inherits the view rule: a caller who may not view
+// the record gets what a GET would answer; the history of a deleted record
+// is for admins. Snapshots are rendered as the caller may read records
+// (hidden fields for admins only) against the collection's current fields.
+func (e *Engine) RecordHistory(ctx context.Context, p Principal, name, id string, page, perPage int) (*HistoryPage, error) {
+	ci := e.collection(name)
+	if ci == nil {
+		return nil, errNotFound
+	}
+	if !ci.HistoryEnabled || ci.Type == schema.TypeView {
+		return nil, errHistoryOff
+	}
+	page = max(page, 1)
+	if perPage < 1 {
+		perPage = DefaultPerPage
+	}
+	perPage = min(perPage, HistoryMaxPerPage)
+	out := &HistoryPage{Page: page, PerPage: perPage}
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		src := e.replicaSource(r, p)
+		if !src.admin {
+			if _, err := e.getRecordIn(src, ci, id, "id", ""); err != nil {
+				return err
+			}
+		}
+		if err := r.QueryRow(`SELECT count(*) FROM _svc_history WHERE collection_id = ? AND record_id = ?`, ci.ID, id).Scan(&out.TotalItems); err != nil {
+			return err
+		}
+		if out.TotalItems == 0 && src.admin {
+			// No history: the record exists (created before history was
+			// turned on) or is unknown.
+			if _, err := e.getRecordIn(src, ci, id, "id", ""); err != nil {
+				return err
+			}
+		}
+		out.TotalPages = (out.TotalItems + perPage - 1) / perPage
+		rows, err := r.Query(`SELECT id, op, at, snapshot, actor_id, actor_type FROM _svc_history
+			WHERE collection_id = ? AND record_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+			ci.ID, id, perPage, int64(page-1)*int64(perPage))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		buf := append(make([]byte, 0, 1024), '[')
+		for n := 0; rows.Next(); n++ {
+			var hid, at int64
+			var op, snap, actorID, actorType string
+			if err := rows.Scan(&hid, &op, &at, &snap, &actorID, &actorType); err != nil {
+				return err
+			}
+			row, err := snapshotRow(ci, snap)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendHistoryEntry(buf, ci, hid, id, op, at, row, actorID, actorType, src.admin)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		out.Data = append(buf, ']')
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func appendHistoryEntry(buf []byte, ci *collInfo, hid int64, recordID, op string, at int64, row []any, actorID, actorType string, admin bool) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = strconv.AppendInt(buf, hid, 10)
+	buf = append(buf, `,"collection":`...)
+	buf = schema.AppendJSONString(buf, ci.Name)
+	buf = append(buf, `,"record_id":`...)
+	buf = schema.AppendJSONString(buf, recordID)
+	buf = append(buf, `,"op":`...)
+	buf = schema.AppendJSONString(buf, op)
+	buf = append(buf, `,"at":`...)
+	buf = strconv.AppendInt(buf, at, 10)
+	buf = append(buf, `,"snapshot":`...)
+	buf = ci.appendRecord(buf, row, admin, nil)
+	buf = append(buf, `,"actor_id":`...)
+	buf = schema.AppendJSONString(buf, actorID)
+	buf = append(buf, `,"actor_type":`...)
+	buf = schema.AppendJSONString(buf, actorType)
+	return append(buf, '}')
+}
+
+// RestoreRecord applies the snapshot of record id kept at or before at
+// (unix seconds; atText as the client sent it) as an update by admin p:
+// every field the collection still has takes the snapshot's value; id and
+// timestamps are not restored; passwords are never in history. The update
+// is an ordinary one (rules aside, as for any admin write), so it adds its
+// own history entry.
+func (e *Engine) RestoreRecord(ctx context.Context, p Principal, name, id, atText string) (*Record, uint64, error) {
+	ci := e.collection(name)
+	if ci == nil {
+		return nil, 0, errNotFound
+	}
+	if !ci.HistoryEnabled || ci.Type == schema.TypeView {
+		return nil, 0, errHistoryOff
+	}
+	if !p.IsAdmin() {
+		return nil, 0, errAdminOnly
+	}
+	at, err := strconv.ParseInt(atText, 10, 64)
+	if err != nil {
+		return nil, 0, errRestoreAtMiss
+	}
+	var row []any
+	var etag string
+	err = e.store.View(ctx, func(r *fsm.Reader) error {
+		cur, err := e.getRecordIn(e.replicaSource(r, p), ci, id, "", "")
+		if errors.Is(err, errNotFound) {
+			var n int
+			if err := r.QueryRow(`SELECT count(*) FROM _svc_history WHERE collection_id = ? AND record_id = ?`, ci.ID, id).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return errRestoreGone
+			}
+			return errNotFound
+		}
+		if err != nil {
+			return err
+		}
+		etag = cur.ETag
+		var snap string
+		err = r.QueryRow(`SELECT snapshot FROM _svc_history WHERE collection_id = ? AND record_id = ? AND at <= ?
+			ORDER BY at DESC, id DESC LIMIT 1`, ci.ID, id, at).Scan(&snap)
+		if err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return errNoHistoryAt
+			}
+			return err
+		}
+		row, err = snapshotRow(ci, snap)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	body, err := restoreBody(ci, row)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Conditional on the record read here: a change in between is a 412,
+	// not silently overwritten.
+	return e.UpdateRecord(ctx, p, name, id, body, etag)
+}
+
+// restoreBody is the update body of a restore: the snapshot as an admin
+// reads it, without id, timestamps and fields set by the server.
+func restoreBody(ci *collInfo, row []any) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(ci.appendRecord(nil, row, true, nil), &m); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"id", "created", "updated", "collectionId", "collectionName", "expand"} {
+		delete(m, k)
+	}
+	for _, f := range ci.fields {
+		if f.system || f.private || f.Type == schema.FieldAutodate {
+			delete(m, f.Name)
+		}
+	}
+	return json.Marshal(m)
+}
