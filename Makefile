@@ -8,7 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-.PHONY: run build test test-short bench bench-e2e bench-cluster lint fmt fuzz clean jepsen jepsen-smoke
+.PHONY: run build test test-short bench bench-e2e bench-cluster bench-fanout lint fmt fuzz clean jepsen jepsen-smoke
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -33,6 +33,7 @@ bench:
 	$(GO) test $(GOFLAGS) -run '^$$' -bench 'ListFilter|Keyset|Expand' -benchtime 2s ./cmd/svcd/stack
 	$(MAKE) bench-e2e
 	$(MAKE) bench-cluster
+	$(MAKE) bench-fanout
 
 # Each fuzz target for FUZZTIME; `make test` replays their seed corpora
 # (testdata/fuzz/) and fuzzes each for 5 s.
@@ -77,6 +78,24 @@ bench-e2e: build
 		./bin/svcbench --url http://127.0.0.1:18555 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --seed-rows 10000 --fresh; \
 		./bin/svcbench --url http://127.0.0.1:18555 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --seed-rows 10000 --fresh \
 			--collection bench_query --scenario filter,update,cas; \
+	done
+
+# Realtime fan-out figures for docs/benchmarks.md, per transport on a fresh
+# single node: the server's memory per idle subscription, delivery p50/p99 of
+# 20 writes to BENCH_FANOUT_SUBS subscribers, and events/s with 100
+# subscribers under 16 writers. The 10,000-subscriber figures of the doc use
+# the same commands with --subscribers 10000 (svcbench raises its own
+# RLIMIT_NOFILE; the server's `ulimit -n` must exceed the count too).
+BENCH_FANOUT_SUBS ?= 1000
+bench-fanout: build
+	@for tr in ws sse; do \
+		dir=$$(mktemp -d); \
+		SVC_DATA_DIR=$$dir SVC_LOG_LEVEL=warn SVC_RATE_ENABLED=0 ./$(BIN) serve --http 127.0.0.1:18556 >$$dir/svcd.log 2>&1 & pid=$$!; \
+		for i in $$(seq 50); do curl -sf 127.0.0.1:18556/_/ready >/dev/null && break; sleep 0.1; done; \
+		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout-idle --subscribers $(BENCH_FANOUT_SUBS) --pid $$pid; \
+		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout --subscribers $(BENCH_FANOUT_SUBS) --writes 20; \
+		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout-rate --subscribers 100 --clients 16 --duration $(BENCH_DURATION); \
+		kill $$pid; wait $$pid 2>/dev/null; rm -rf $$dir; \
 	done
 
 # Three-node figures for docs/benchmarks.md: a local 3-node cluster (one
