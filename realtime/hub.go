@@ -155,6 +155,10 @@ func (h *Hub) Observe(events []fsm.Event) {
 	var seq uint32
 	now := h.opts.Clock()
 	for _, ev := range events {
+		if ev.Kind == fsm.KindRestore {
+			h.restored(ev.Index)
+			continue
+		}
 		if ev.Index != last {
 			last, seq = ev.Index, 0
 		}
@@ -201,6 +205,31 @@ func (h *Hub) Observe(events []fsm.Event) {
 		if c.started && h.head-c.pos > uint64(h.opts.MaxPending) {
 			h.failLocked(c, ErrSlowConsumer)
 		}
+	}
+	close(h.wake)
+	h.wake = make(chan struct{})
+}
+
+// restored handles the state machine's database being replaced by a
+// snapshot at index: the changes it covers never passed through Observe,
+// so no event before it can be replayed without a gap. The ring is
+// emptied, an id before index is answered replay_window_exceeded, and
+// every connection is told so (before its next events) and continues from
+// here.
+func (h *Hub) restored(index uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clear(h.ring)
+	h.ring = h.ring[:0]
+	h.first = h.head + 1
+	h.floorI, h.floorS, h.floorX = index, 0, true
+	for _, c := range h.conns {
+		c.pos = h.head
+		if c.skipping && c.skipI >= index {
+			continue // resumed past the snapshot: it misses nothing
+		}
+		c.notices = append(c.notices, Message{Type: "error", Code: CodeReplayExceeded,
+			Text: "this node installed a snapshot at index " + strconv.FormatUint(index, 10) + "; events before it cannot be replayed: resync"})
 	}
 	close(h.wake)
 	h.wake = make(chan struct{})
