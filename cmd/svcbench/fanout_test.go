@@ -20,6 +20,13 @@ import (
 // SSE), served on a loopback port.
 func realtimeNode(t *testing.T) string {
 	t.Helper()
+	srv, _ := serveNode(t, realtimeHandler(t), nil)
+	return srv.URL
+}
+
+// realtimeHandler is the HTTP handler of a real node with realtime.
+func realtimeHandler(t *testing.T) http.Handler {
+	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	st, err := stack.Open(stack.Config{
 		DataDir:        t.TempDir(),
@@ -34,9 +41,7 @@ func realtimeNode(t *testing.T) string {
 	if err := st.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h := api.New(api.Options{Engine: st.Engine, Node: st.Node, Stats: st.Stats, Logger: log, Realtime: st.Realtime})
-	srv, _ := serveNode(t, h, nil)
-	return srv.URL
+	return api.New(api.Options{Engine: st.Engine, Node: st.Node, Stats: st.Stats, Logger: log, Realtime: st.Realtime})
 }
 
 func fanoutConfig(url, scenario, transport string) config {
@@ -91,6 +96,35 @@ func TestFanoutScenario(t *testing.T) {
 				t.Errorf("JSON %+v %+v", j, j.Fanout)
 			}
 		})
+	}
+}
+
+// TestFanoutSpread: with --urls, subscriber i opens on node i mod n (two
+// front servers of one node stand for two nodes) and still gets every
+// write, which goes to the first.
+func TestFanoutSpread(t *testing.T) {
+	h := realtimeHandler(t)
+	isStream := func(r *http.Request) bool {
+		return r.URL.Path == "/realtime" || (r.Method == http.MethodGet && r.URL.Path == "/api/v1/realtime")
+	}
+	a, hitsA := serveNode(t, h, isStream)
+	b, hitsB := serveNode(t, h, isStream)
+	for _, tr := range []string{transportWS, transportSSE} {
+		cfg := fanoutConfig("", scFanout, tr)
+		cfg.urls = []string{a.URL, b.URL}
+		cfg.subscribers, cfg.writes = 9, 3
+		hitsA.Store(0)
+		hitsB.Store(0)
+		res, out, log := runBench(t, cfg)
+		if f := res[0].Fanout; f.Expected != 27 || f.Missed != 0 || res[0].Nodes != 2 {
+			t.Errorf("%s: expected=%d missed=%d nodes=%d\n%s%s", tr, f.Expected, f.Missed, res[0].Nodes, out, log)
+		}
+		if hitsA.Load() != 5 || hitsB.Load() != 4 {
+			t.Errorf("%s: streams opened on the nodes: %d and %d, want 5 and 4", tr, hitsA.Load(), hitsB.Load())
+		}
+		if !strings.Contains(out, "nodes=2") {
+			t.Errorf("%s: table line %q", tr, out)
+		}
 	}
 }
 
