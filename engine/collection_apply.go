@@ -122,6 +122,11 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if _, err := tx.Exec(`DELETE FROM _svc_history WHERE collection_id = ?`, ci.ID); err != nil {
 		return nil, err
 	}
+	if ci.Type == schema.TypeAuth {
+		if err := dropAccountState(tx, ci.ID, ""); err != nil {
+			return nil, err
+		}
+	}
 	if broken, err := brokenViews(tx); err != nil || len(broken) > 0 {
 		if err != nil {
 			return nil, err

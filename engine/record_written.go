@@ -1,6 +1,9 @@
 package engine
 
-import "svcd/fsm"
+import (
+	"svcd/engine/schema"
+	"svcd/fsm"
+)
 
 // recordWritten is the one place a record change leaves an apply: every
 // create, update and delete of a record (cascades and account updates
@@ -11,6 +14,11 @@ import "svcd/fsm"
 // commits or rolls back with the change.
 func (e *Engine) recordWritten(tx *fsm.Tx, kind string, ci *collInfo, row []any, at int64, actor *Actor) error {
 	tx.Emit(fsm.Event{Kind: kind, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	if kind == EvRecordDelete && ci.Type == schema.TypeAuth {
+		if err := dropAccountState(tx, ci.ID, asString(row[0])); err != nil {
+			return err
+		}
+	}
 	if ci.HistoryEnabled {
 		if err := writeHistory(tx, kind, ci, row, at, actor); err != nil {
 			return err
