@@ -24,9 +24,10 @@ import (
 //   - cors.max_age: preflight cache lifetime in seconds (default 600).
 //
 // A preflight (OPTIONS with Origin and Access-Control-Request-Method) never
-// reaches the handlers: an allowed origin gets 204 with the preflight
-// headers, any other a 403 envelope without CORS headers, so the browser
-// refuses the actual request.
+// reaches the handlers or the rate limiter: an allowed origin gets 204 with
+// the preflight headers, any other (every origin while cors.origins is
+// empty) a 403 envelope without CORS headers, so the browser refuses the
+// actual request.
 
 // corsDefaultMethods is Access-Control-Allow-Methods when cors.methods is
 // empty: every method the API serves.
@@ -97,13 +98,17 @@ func (p corsPolicy) wildcard() bool { return p.any && !p.credentials }
 
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		p, on := s.corsPolicy()
 		if !on {
+			if preflight && r.Header.Get("Origin") != "" {
+				s.writeError(w, r, errCORSOrigin)
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
 		h := w.Header()
-		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		if !p.wildcard() {
 			// The answer depends on Origin even when none was sent: a
 			// shared cache must not serve it to another origin.

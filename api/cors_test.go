@@ -76,10 +76,11 @@ func TestCORSOffByDefault(t *testing.T) {
 	if varies(res, "Origin") {
 		t.Error("Vary: Origin without CORS configured")
 	}
-	res, _ = preflight(t, s, "/api/v1/admin/collections", appOrigin, http.MethodPost, "content-type")
-	if res.StatusCode == http.StatusNoContent {
-		t.Error("preflight answered 204 with CORS off")
+	res, body := preflight(t, s, "/api/v1/admin/collections", appOrigin, http.MethodPost, "content-type")
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("preflight with CORS off: %d, want 403", res.StatusCode)
 	}
+	apitest.CheckCommon(t, res, body)
 	noCORS(t, "preflight with empty cors.origins", res)
 }
 
