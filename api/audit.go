@@ -10,12 +10,14 @@ import (
 )
 
 // audit records every admin write (POST, PUT, PATCH, DELETE under
-// /api/v1/admin/), failed ones included, once the handler has answered.
+// /api/v1/admin/), failed ones included, once the handler is done and
+// before its answer leaves (heldResponse): a client that saw an action
+// succeed can count on its audit entry.
 // It runs after authentication (the actor is known; a request without
 // valid credentials is no admin's action) and before the role check (a
 // refused attempt is recorded). Sign-in, setup and logout are not under
 // it. The entry goes through the log like any write; a failure to record
-// is logged, never shown to the client, whose request is already done.
+// is logged, never shown to the client, whose action is already done.
 func (s *Server) audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions ||
@@ -23,7 +25,8 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &heldResponse{w: w, status: http.StatusOK}
+		defer rec.finish()
 		next.ServeHTTP(rec, r)
 		p := principal(r)
 		action, target := auditAction(r.Method, r.URL.Path)
