@@ -31,14 +31,22 @@ func (s *sseStream) frame(id, event string, data any) error {
 	if err != nil {
 		return err
 	}
-	var buf strings.Builder
+	return s.raw(string(appendSSEFrame(nil, id, event, b)))
+}
+
+// appendSSEFrame appends one event: id (when set), event name and the
+// JSON data on one line.
+func appendSSEFrame(buf []byte, id, event string, data []byte) []byte {
 	if id != "" {
-		buf.WriteString("id: " + id + "\n")
+		buf = append(buf, "id: "...)
+		buf = append(buf, id...)
+		buf = append(buf, '\n')
 	}
-	buf.WriteString("event: " + event + "\ndata: ")
-	buf.Write(b)
-	buf.WriteString("\n\n")
-	return s.raw(buf.String())
+	buf = append(buf, "event: "...)
+	buf = append(buf, event...)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, data...)
+	return append(buf, "\n\n"...)
 }
 
 func (s *sseStream) raw(text string) error {
@@ -51,8 +59,20 @@ func (s *sseStream) raw(text string) error {
 	return s.rc.Flush()
 }
 
-func (s *sseStream) message(m realtime.Message) error {
-	return s.frame(m.EventID, m.Type, m)
+func (s *sseStream) message(m realtime.Message) error { return s.messages([]realtime.Message{m}) }
+
+// messages writes a batch of messages with one write and one flush (a
+// record event's encoding is shared by the subscribers that see it alike).
+func (s *sseStream) messages(msgs []realtime.Message) error {
+	var buf []byte
+	for _, m := range msgs {
+		b, err := m.Encode()
+		if err != nil {
+			return err
+		}
+		buf = appendSSEFrame(buf, m.EventID, m.Type, b)
+	}
+	return s.raw(string(buf))
 }
 
 // realtimeSSE serves GET /api/v1/realtime: the first frame is event
@@ -127,10 +147,8 @@ func (s *Server) realtimeSSE(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
-		for _, m := range msgs {
-			if st.message(m) != nil {
-				return
-			}
+		if st.messages(msgs) != nil {
+			return
 		}
 	}
 }

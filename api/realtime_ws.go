@@ -54,14 +54,17 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
+	sendRaw := func(b []byte) error {
+		wctx, wcancel := context.WithTimeout(ctx, wsWriteTimeout)
+		defer wcancel()
+		return ws.Write(wctx, websocket.MessageText, b)
+	}
 	send := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		wctx, wcancel := context.WithTimeout(ctx, wsWriteTimeout)
-		defer wcancel()
-		return ws.Write(wctx, websocket.MessageText, b)
+		return sendRaw(b)
 	}
 	if err := send(map[string]any{"type": "connected", "clientId": conn.ID()}); err != nil {
 		return
@@ -110,7 +113,8 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			for _, m := range msgs {
-				if send(m) != nil {
+				b, err := m.Encode()
+				if err != nil || sendRaw(b) != nil {
 					return
 				}
 			}

@@ -42,7 +42,7 @@ func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
 	if ci == nil || len(ch.Row) != 3+len(ci.fields) || !p.HasScope(ci.Name, false) {
 		return nil
 	}
-	r := &RealtimeRecord{e: e, ci: ci, row: ch.Row, p: p, rec: filterRecord(ci, ch.Row)}
+	r := &RealtimeRecord{e: e, ci: ci, row: ch.Row, p: p, rec: ch.filterRecordFor(ci)}
 	if p.IsAdmin() {
 		return r
 	}
@@ -95,6 +95,16 @@ func (e *Engine) holdsNow(ci *collInfo, ex filter.Expr, env *filter.Env, id any)
 // records is checked by the database (see holds).
 func (r *RealtimeRecord) Match(f filter.Expr) bool {
 	return r.holds(f, r.e.readEnv(r.p, false))
+}
+
+// Variant names the rendering: changes viewed with the same variant render
+// the same JSON (hidden fields are for admins only), so a subscriber's
+// frame can be reused for the next.
+func (r *RealtimeRecord) Variant() int {
+	if r.p.IsAdmin() {
+		return 1
+	}
+	return 0
 }
 
 // JSON is the record as the principal may read it.

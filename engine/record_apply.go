@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
+	"svcd/engine/filter"
 	"svcd/engine/schema"
 	"svcd/fsm"
 )
@@ -56,6 +58,26 @@ type RecordChange struct {
 	CollectionID   string
 	CollectionName string
 	Row            []any
+
+	// filter is the row named for the in-memory evaluator, computed once
+	// for every subscriber (per collection version).
+	filter atomic.Pointer[changeFilter]
+}
+
+type changeFilter struct {
+	ci  *collInfo
+	rec filter.Record
+}
+
+// filterRecordFor is the change's row named for ci, shared by every
+// realtime delivery of the change (read-only).
+func (ch *RecordChange) filterRecordFor(ci *collInfo) filter.Record {
+	if f := ch.filter.Load(); f != nil && f.ci == ci {
+		return f.rec
+	}
+	rec := filterRecord(ci, ch.Row)
+	ch.filter.Store(&changeFilter{ci: ci, rec: rec})
+	return rec
 }
 
 // storedFromCommand turns a JSON-decoded command value back into the stored

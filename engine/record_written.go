@@ -13,7 +13,7 @@ import (
 // what else must stay in step with records is kept here too, so that it
 // commits or rolls back with the change.
 func (e *Engine) recordWritten(tx *fsm.Tx, kind string, ci *collInfo, row []any, at int64, actor *Actor) error {
-	tx.Emit(fsm.Event{Kind: kind, Subject: ci.ID, Data: &RecordChange{ci.ID, ci.Name, row}})
+	tx.Emit(fsm.Event{Kind: kind, Subject: ci.ID, Data: &RecordChange{CollectionID: ci.ID, CollectionName: ci.Name, Row: row}})
 	if kind == EvRecordDelete && ci.Type == schema.TypeAuth {
 		if err := dropAccountState(tx, ci.ID, asString(row[0])); err != nil {
 			return err

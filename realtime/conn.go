@@ -30,6 +30,9 @@ type View interface {
 	Match(f filter.Expr) bool
 	// JSON is the record as the principal may read it.
 	JSON() []byte
+	// Variant names the rendering: views of one change with the same
+	// variant have the same JSON, so its frame is encoded once for all.
+	Variant() int
 }
 
 // Error is a protocol error sent to the client as an error message.
@@ -72,10 +75,25 @@ type Message struct {
 	Event   string
 	Meta    *Meta
 	State   map[string][]Meta
+
+	// raw is the message already encoded (a record event's frame, shared
+	// by the subscribers that see the same rendering).
+	raw []byte
+}
+
+// Encode is the message's JSON: its shared encoding when it has one.
+func (m Message) Encode() ([]byte, error) {
+	if m.raw != nil {
+		return m.raw, nil
+	}
+	return m.MarshalJSON()
 }
 
 // MarshalJSON writes the fields the message's type carries.
 func (m Message) MarshalJSON() ([]byte, error) {
+	if m.raw != nil {
+		return m.raw, nil
+	}
 	out := map[string]any{"type": m.Type}
 	if m.EventID != "" {
 		out["eventId"] = m.EventID
@@ -558,7 +576,7 @@ func (c *Conn) deliver(batch []*Event) []Message {
 			if ev.Action == "delete" {
 				m.ID = ev.RecordID
 			} else {
-				m.Record = view.JSON()
+				m = ev.frame(view, m)
 			}
 			out = append(out, m)
 			break

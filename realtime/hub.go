@@ -27,6 +27,36 @@ type Event struct {
 
 	pos uint64    // node-local position in the ring (1, 2, ...)
 	at  time.Time // when this node saw it
+
+	// frames caches the encoded message per rendering variant: one
+	// encoding per event, not per subscriber.
+	frameMu sync.Mutex
+	frames  map[int]encodedFrame
+}
+
+type encodedFrame struct{ record, raw []byte }
+
+// frame is m (a create or update of this event) with its record as view
+// renders it, encoded once per variant and shared.
+func (e *Event) frame(view View, m Message) Message {
+	v := view.Variant()
+	e.frameMu.Lock()
+	defer e.frameMu.Unlock()
+	if f, ok := e.frames[v]; ok {
+		m.Record, m.raw = f.record, f.raw
+		return m
+	}
+	m.Record = view.JSON()
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return m
+	}
+	if e.frames == nil {
+		e.frames = map[int]encodedFrame{}
+	}
+	e.frames[v] = encodedFrame{m.Record, b}
+	m.raw = b
+	return m
 }
 
 // ID is the event id clients see: the Raft index, plus ".n" for the n-th

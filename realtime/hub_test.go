@@ -41,6 +41,8 @@ func (v fakeView) Match(f filter.Expr) bool {
 	return err == nil && ok
 }
 
+func (v fakeView) Variant() int { return 0 }
+
 func (v fakeView) JSON() []byte { return []byte(`"` + v.ch.Row[0].(string) + `"`) }
 
 type clock struct{ t time.Time }
