@@ -101,11 +101,10 @@ func listQuery(q url.Values) engine.ListQuery {
 		CursorMode: q.Has("cursor"),
 		Cursor:     q.Get("cursor"),
 	}
-	for _, name := range engine.UnsupportedListParams {
-		if q.Has(name) {
-			lq.Unsupported = append(lq.Unsupported, name)
-		}
-	}
+	lq.Search = q.Get("search")
+	lq.HasNear = q.Has("nearVector")
+	lq.NearVector, lq.NearVectorField = q.Get("nearVector"), q.Get("nearVectorField")
+	lq.NearLimit, lq.NearMinScore = q.Get("nearLimit"), q.Get("nearMinScore")
 	return lq
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"strings"
 	"testing"
 
 	"svcd/api/apitest"
@@ -269,23 +268,17 @@ func TestRecordList(t *testing.T) {
 	}
 	t.Run("implemented", func(t *testing.T) { apitest.Run(t, s, implemented) })
 
-	var unsupported []apitest.Scenario
-	for _, q := range []string{
-		"search=hello", "nearVector=%5B1,2%5D", "nearVectorField=v", "nearLimit=5", "nearMinScore=0.5",
-		"search=", // present but empty
-	} {
-		param := q[:strings.IndexByte(q, '=')]
-		for _, admin := range []bool{false, true} {
-			unsupported = append(unsupported, apitest.Scenario{
-				Name:            fmt.Sprintf("%s is 400 not supported yet (admin %v)", q, admin),
-				URL:             "/api/v1/items?" + q,
-				Admin:           admin,
-				ExpectedStatus:  http.StatusBadRequest,
-				ExpectedContent: []string{"The " + param + " parameter is not supported yet"},
-			})
-		}
-	}
-	t.Run("unsupported", func(t *testing.T) { apitest.Run(t, s, unsupported) })
+	// search and vector search are answered (api/search_test.go and
+	// api/vector_test.go cover them): items has no searchable field and
+	// no vector field.
+	t.Run("search and nearVector", func(t *testing.T) {
+		apitest.Run(t, s, []apitest.Scenario{
+			{Name: "search without searchable fields is empty", URL: "/api/v1/items?search=l5", Admin: true,
+				ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"data":[]`, `"totalItems":0`}},
+			{Name: "nearVector without a vector field is 422", URL: "/api/v1/items?nearVector=%5B1,2%5D", Admin: true,
+				ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{`"nearVectorField"`}},
+		})
+	})
 }
 
 // TestRecordListUnknownSortOnly: SPEC.md "only known columns accepted,

@@ -153,7 +153,7 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 			return batchOpCmd{}, errNotFound
 		}
 		if op.Action == BatchList {
-			if verr := op.List.unsupported(); verr != nil {
+			if verr := op.List.unsupportedInBatch(); verr != nil {
 				return batchOpCmd{}, verr
 			}
 		}

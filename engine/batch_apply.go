@@ -169,5 +169,12 @@ func (l *RecordList) AppendJSON(buf []byte) []byte {
 			buf = strconv.AppendQuote(buf, l.NextCursor)
 		}
 	}
+	if l.Vector != nil {
+		buf = append(buf, `,"_vector":{"scanned":`...)
+		buf = strconv.AppendInt(buf, int64(l.Vector.Scanned), 10)
+		buf = append(buf, `,"truncated":`...)
+		buf = strconv.AppendBool(buf, l.Vector.Truncated)
+		buf = append(buf, '}')
+	}
 	return append(buf, '}')
 }

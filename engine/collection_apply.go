@@ -75,8 +75,8 @@ func (e *Engine) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	}
 	if col.Type == schema.TypeView {
 		err = createView(tx, col)
-	} else {
-		err = createTable(tx, ci)
+	} else if err = createTable(tx, ci); err == nil {
+		err = ftsRebuild(tx, nil, ci)
 	}
 	if err != nil {
 		return nil, err
@@ -115,6 +115,9 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	}
 	if _, err := tx.ExecDirect(drop + ci.table); err != nil {
 		return nil, fmt.Errorf("drop %s: %w", ci.Name, err)
+	}
+	if err := ftsDrop(tx, ci.ID); err != nil {
+		return nil, err
 	}
 	if _, err := tx.Exec(`DELETE FROM _svc_collections WHERE id = ?`, ci.ID); err != nil {
 		return nil, err
@@ -203,6 +206,8 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 			return nil, err
 		}
 	} else if err := migrateTable(tx, old, next); err != nil {
+		return nil, err
+	} else if err := ftsRebuild(tx, old, next); err != nil {
 		return nil, err
 	}
 	if !strings.EqualFold(col.Name, old.Name) || col.Type != schema.TypeView {

@@ -63,14 +63,13 @@ func fieldError(field, msg string) *Error {
 }
 
 var (
-	errNotFound        = &Error{Kind: KindNotFound, Message: "The requested resource wasn't found"}
-	errForbidden       = &Error{Kind: KindForbidden, Message: "You are not allowed to perform this request"}
-	errAdminOnly       = &Error{Kind: KindForbidden, Message: "Only admins can perform this action"}
-	errViewWrite       = &Error{Kind: KindMethodNotAllowed, Message: "View collections are read-only"}
-	errInvalidCreds    = &Error{Kind: KindUnauthorized, Message: "Invalid credentials"}
-	errSchemaMoved     = &Error{Kind: KindConflict, Message: "The collection changed while the request was in flight; retry"}
-	errAdminExists     = &Error{Kind: KindConflict, Message: "An admin already exists"}
-	errNotImplementedQ = "is not supported yet"
+	errNotFound     = &Error{Kind: KindNotFound, Message: "The requested resource wasn't found"}
+	errForbidden    = &Error{Kind: KindForbidden, Message: "You are not allowed to perform this request"}
+	errAdminOnly    = &Error{Kind: KindForbidden, Message: "Only admins can perform this action"}
+	errViewWrite    = &Error{Kind: KindMethodNotAllowed, Message: "View collections are read-only"}
+	errInvalidCreds = &Error{Kind: KindUnauthorized, Message: "Invalid credentials"}
+	errSchemaMoved  = &Error{Kind: KindConflict, Message: "The collection changed while the request was in flight; retry"}
+	errAdminExists  = &Error{Kind: KindConflict, Message: "An admin already exists"}
 )
 
 // AsError returns err as a domain error, or nil.

@@ -16,9 +16,15 @@ type ListQuery struct {
 	// first page of a keyset walk).
 	CursorMode bool
 	Cursor     string
-	// Unsupported names the list parameters given that are not supported
-	// yet (search, nearVector...): a 400 says so.
-	Unsupported []string
+	// Search is the full-text query (empty: none).
+	Search string
+	// HasNear is set when nearVector is present: a vector search, with
+	// the raw nearVector, nearVectorField, nearLimit and nearMinScore
+	// (validated by the engine: 422 when wrong).
+	HasNear                                              bool
+	NearVector, NearVectorField, NearLimit, NearMinScore string
+	// maxCandidates is vector.max_candidates as read by the engine.
+	maxCandidates int
 }
 
 // RecordList is one page of records; Data is the JSON array.
@@ -32,6 +38,8 @@ type RecordList struct {
 	// when this page is the last.
 	NextCursor string
 	CursorMode bool
+	// Vector is set for a vector search: the _vector member.
+	Vector *VectorInfo
 }
 
 // Page-size limits.
@@ -40,13 +48,14 @@ const (
 	MaxPerPage     = 500
 )
 
-// UnsupportedListParams are the list parameters of SPEC.md that this
-// version answers with 400 instead of ignoring.
-var UnsupportedListParams = []string{"search", "nearVector", "nearVectorField", "nearLimit", "nearMinScore"}
-
-func (q *ListQuery) unsupported() *Error {
-	if len(q.Unsupported) > 0 {
-		return Errorf(KindBadRequest, "The %s parameter %s", q.Unsupported[0], errNotImplementedQ)
+// unsupportedInBatch refuses search and vector search in a batch list:
+// they are answered by single list requests.
+func (q *ListQuery) unsupportedInBatch() *Error {
+	switch {
+	case q.Search != "":
+		return Errorf(KindBadRequest, "The search parameter is not supported in a batch")
+	case q.HasNear:
+		return Errorf(KindBadRequest, "The nearVector parameter is not supported in a batch")
 	}
 	return nil
 }

@@ -105,6 +105,7 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 		return nil, errNotFound
 	}
 	var out *RecordList
+	q.maxCandidates = e.maxCandidates()
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
 		var err error
 		out, err = e.listRecordsIn(e.replicaSource(r, p), ci, q)
@@ -115,10 +116,14 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 
 // listRecordsIn reads one page of ci from src.
 func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*RecordList, error) {
-	if verr := q.unsupported(); verr != nil {
-		return nil, verr
-	}
 	admin := src.admin
+	var nq *nearQuery
+	if q.HasNear {
+		var err error
+		if nq, err = ci.parseNear(&q, admin); err != nil {
+			return nil, err
+		}
+	}
 	if q.Page < 1 || q.CursorMode {
 		q.Page = 1
 	}
@@ -134,6 +139,17 @@ func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*Rec
 	conds, args, deny, err := readCond(src, ci, q.Filter)
 	if err != nil {
 		return nil, err
+	}
+	if !deny && strings.TrimSpace(q.Search) != "" {
+		cond, sargs, none, err := searchCond(src, ci, q.Search)
+		if err != nil {
+			return nil, err
+		}
+		deny = none
+		conds, args = append(conds, cond), append(args, sargs...)
+	}
+	if nq != nil {
+		return e.listNear(src, ci, q, nq, conds, args, deny)
 	}
 	if deny {
 		out.Data = []byte("[]")

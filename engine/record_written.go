@@ -24,5 +24,8 @@ func (e *Engine) recordWritten(tx *fsm.Tx, kind string, ci *collInfo, row []any,
 			return err
 		}
 	}
+	if err := ftsSync(tx, kind, ci, row); err != nil {
+		return err
+	}
 	return nil
 }

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// MaxSearchTerms is how many terms of a search are used (SPEC.md limits):
+// terms past the 32nd are ignored, as a malformed filter is.
+const MaxSearchTerms = 32
+
+// SearchTerms splits a search query into at most MaxSearchTerms terms at
+// Unicode white space. A term without any letter or digit (only
+// punctuation) can match no token and is dropped.
+func SearchTerms(q string) []string {
+	var out []string
+	for _, t := range strings.FieldsFunc(q, unicode.IsSpace) {
+		if len(out) == MaxSearchTerms {
+			break
+		}
+		if strings.IndexFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ftsMatch is the FTS5 query of terms: each a quoted string (a double
+// quote doubled), AND-combined, so nothing the user types is FTS syntax.
+// cols, when not nil, restricts the match to those index columns.
+func ftsMatch(terms []string, cols []string) string {
+	var b strings.Builder
+	if cols != nil {
+		b.WriteString("{" + strings.Join(cols, " ") + "} : (")
+	}
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteString(" AND ")
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(t, `"`, `""`))
+		b.WriteByte('"')
+	}
+	if cols != nil {
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// searchCond is the WHERE condition a list with search q adds: the record
+// is in the index and matches every term. none is true when nothing can
+// match (no searchable field the caller may read, or no usable term).
+// Hidden searchable fields are matched for admins only.
+func searchCond(src *readSource, ci *collInfo, q string) (cond string, args []any, none bool, err error) {
+	terms := SearchTerms(q)
+	sf := ci.searchFields()
+	if len(terms) == 0 || len(sf) == 0 {
+		return "", nil, true, nil
+	}
+	var cols []string
+	for n, i := range sf {
+		if src.admin || !ci.fields[i].Hidden {
+			cols = append(cols, fmt.Sprintf("c%d", n))
+		}
+	}
+	if len(cols) == 0 {
+		return "", nil, true, nil
+	}
+	if len(cols) == len(sf) {
+		cols = nil
+	}
+	var n int
+	if err := src.queryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, "_svc_ftsid_"+ci.ID).Scan(&n); err != nil {
+		return "", nil, false, err
+	}
+	if n == 0 {
+		// Made searchable before this version: no index until the
+		// collection's next schema change.
+		return "", nil, true, nil
+	}
+	fts := ftsTable(ci.ID)
+	cond = "_r.id IN (SELECT id FROM " + ftsIDTable(ci.ID) + " WHERE rid IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?))"
+	return cond, []any{ftsMatch(terms, cols)}, false, nil
+}
