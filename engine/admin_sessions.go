@@ -49,7 +49,7 @@ func (e *Engine) openAdminSession(ctx context.Context, a *Admin, authTime int64,
 	if len(ua) > maxUserAgent {
 		ua = ua[:maxUserAgent]
 	}
-	now := e.now()
+	now := issueAfter(e.now(), a.tokensAfter) // as the token's iat
 	_, idx, err := e.propose(ctx, cmdAdminSession, adminSessionCmd{
 		JTI: jti, AdminID: a.ID, IssuedAt: now.Unix(), ExpiresAt: now.Add(s.TTL).Unix(), IP: client.IP, UserAgent: ua,
 	})
@@ -86,7 +86,7 @@ func (e *Engine) AdminSessions(ctx context.Context) ([]AdminSessionInfo, error) 
 				return err
 			}
 			a := e.AdminByID(s.AdminID)
-			if a == nil || e.revoked.has(s.JTI) || s.IssuedAt < a.tokensAfter {
+			if a == nil || e.revoked.has(s.JTI) || s.IssuedAt <= a.tokensAfter {
 				continue
 			}
 			s.Email = a.Email

@@ -21,7 +21,8 @@ type Admin struct {
 	Created int64  `json:"created"`
 	Updated int64  `json:"updated"`
 	hash    string
-	// tokensAfter: admin tokens issued before it (unix seconds) are refused.
+	// tokensAfter: admin tokens issued at or before it (unix seconds) are
+	// refused; tokens signed in that second are dated the next one.
 	tokensAfter int64
 }
 
@@ -154,7 +155,7 @@ func (e *Engine) windowSetting(key string, def time.Duration) time.Duration {
 // time across refreshes (0: now). It returns the session and the jti.
 func (e *Engine) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
 	ttl := e.adminTTL()
-	tok, jti, err := e.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, e.now(), ttl)
+	tok, jti, err := e.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, issueAfter(e.now(), a.tokensAfter), ttl)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: issue token: %w", err)
 	}

@@ -166,7 +166,7 @@ func (e *Engine) issueUserSession(ci *collInfo, row []any, authTime int64, imper
 	}
 	email, _ := row[ci.rowIndex("email")].(string)
 	c := token.Claims{ID: asString(row[0]), Email: email, Collection: ci.ID, Anonymous: anon, ImpersonatedBy: impersonator, AuthTime: authTime}
-	tok, _, err := e.signer.Issue(c, token.AudUser, e.now(), ttl)
+	tok, _, err := e.signer.Issue(c, token.AudUser, issueAfter(e.now(), asInt64(row[ci.rowIndex("password_reset_at")])), ttl)
 	if err != nil {
 		return nil, fmt.Errorf("engine: issue token: %w", err)
 	}
@@ -187,7 +187,7 @@ func (e *Engine) Authenticate(ctx context.Context, raw string) (Principal, error
 	}
 	if aud == token.AudAdmin {
 		a := e.AdminByID(c.ID)
-		if a == nil || c.IssuedAt == nil || c.IssuedAt.Unix() < a.tokensAfter {
+		if a == nil || c.IssuedAt == nil || c.IssuedAt.Unix() <= a.tokensAfter {
 			return Principal{}, errBadToken
 		}
 		return Principal{Kind: AdminPrincipal, ID: a.ID, Email: a.Email, Role: ParseRole(a.Role), TokenID: c.RegisteredClaims.ID, Claims: c}, nil
@@ -203,7 +203,7 @@ func (e *Engine) Authenticate(ctx context.Context, raw string) (Principal, error
 	if row == nil {
 		return Principal{}, errBadToken
 	}
-	if reset := asInt64(row[ci.rowIndex("password_reset_at")]); reset > 0 && c.IssuedAt != nil && reset > c.IssuedAt.Unix() {
+	if reset := asInt64(row[ci.rowIndex("password_reset_at")]); reset > 0 && (c.IssuedAt == nil || c.IssuedAt.Unix() <= reset) {
 		return Principal{}, errBadToken
 	}
 	var fields map[string]any

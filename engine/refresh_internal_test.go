@@ -41,3 +41,43 @@ func TestRefreshWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestSameSecondInvalidation: a password reset or a force-logout refuses
+// every token issued before it, including those of its own second; a
+// token signed right after it, in that second, works.
+func TestSameSecondInvalidation(t *testing.T) {
+	f := newFlowEnv(t, time.Now())
+	uid := f.user("s@example.com")
+	old := f.login("s@example.com").Token
+	f.principal(old)
+	reset, _, err := f.e.signer.Issue(token.Claims{ID: uid, Email: "s@example.com", Collection: f.e.collection("members").ID}, audReset, f.clk.now(), resetTTL)
+	f.ok(err)
+	_, err = f.e.ConfirmPasswordReset(f.ctx, "members", reset, "a-long-password-1")
+	f.ok(err)
+	if _, err := f.e.Authenticate(f.ctx, old); err == nil {
+		t.Fatal("a token of the reset's second survived it")
+	}
+	fresh := f.login("s@example.com").Token
+	if p := f.principal(fresh); p.Claims.IssuedAt.Unix() != f.clk.now().Unix()+1 {
+		t.Fatalf("fresh token dated %v, now %v", p.Claims.IssuedAt, f.clk.now())
+	}
+
+	_, _, err = f.e.CreateOwner(f.ctx, "o@example.com", "owner-password-123")
+	f.ok(err)
+	s1, err := f.e.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
+	f.ok(err)
+	f.principal(s1.Token)
+	_, err = f.e.LogoutAllAdmins(f.ctx)
+	f.ok(err)
+	if _, err := f.e.Authenticate(f.ctx, s1.Token); err == nil {
+		t.Fatal("an admin token of the force-logout's second survived it")
+	}
+	s2, err := f.e.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
+	f.ok(err)
+	f.principal(s2.Token)
+	sessions, err := f.e.AdminSessions(f.ctx)
+	f.ok(err)
+	if len(sessions) != 1 {
+		t.Fatalf("sessions after force-logout and a new sign-in: %+v", sessions)
+	}
+}
