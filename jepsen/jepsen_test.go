@@ -115,6 +115,11 @@ func TestJepsen(t *testing.T) {
 			rt.Duration = 15 * time.Second
 			run(t, suite.NewRealtime(), []suite.Fault{suite.Kill{}, suite.Pause{Leader: true}}, rt)
 		})
+		t.Run("bank", func(t *testing.T) {
+			bank := opts
+			bank.Duration = 15 * time.Second
+			run(t, suite.NewBank(), []suite.Fault{suite.Kill{Leader: true}, suite.Halves{}}, bank)
+		})
 		return
 	}
 	total := envDuration(t, "JEPSEN_TIME", 5*time.Minute)
@@ -132,6 +137,7 @@ func TestJepsen(t *testing.T) {
 	t.Run("local", func(t *testing.T) { run(t, suite.NewLocal(), allFaults(), opts) })
 	t.Run("set", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), opts) })
 	t.Run("realtime", func(t *testing.T) { run(t, suite.NewRealtime(), allFaults(), opts) })
+	t.Run("bank", func(t *testing.T) { run(t, suite.NewBank(), allFaults(), opts) })
 	five := opts
 	five.Nodes = 5
 	t.Run("set-5-nodes", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), five) })

@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,12 +122,13 @@ func (w *Worker) Client(nd *harness.Node) *harness.Client {
 }
 
 // Done records one operation of kind (e.g. "write") with its outcome, on
-// the node Node picked last. A node that answers Info, or fails a read, is
-// avoided for a while.
+// the node Node picked last. A node that answers Info, or fails a read
+// (kind "read", "read-..." or "lookup"), is avoided for a while.
 func (w *Worker) Done(kind string, o Outcome) {
 	now := time.Now()
 	w.env.record(o, now)
-	if o == Info || o == Fail && kind == "read" {
+	read := kind == "read" || kind == "lookup" || strings.HasPrefix(kind, "read-")
+	if o == Info || o == Fail && read {
 		w.env.mu.Lock()
 		if w.env.avoid == nil {
 			w.env.avoid = map[string]time.Time{}
