@@ -78,26 +78,21 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	go func() {
-		// Pings keep proxies from closing an idle connection and find
-		// dead peers; the read loop below receives the pongs.
-		t := time.NewTicker(wsPingInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				pctx, pcancel := context.WithTimeout(ctx, wsWriteTimeout)
-				err := ws.Ping(pctx)
-				pcancel()
-				if err != nil {
-					cancel()
-					return
-				}
-			}
+	// Pings keep proxies from closing an idle connection and find dead
+	// peers; the read loop below receives the pongs. A timer, not a
+	// goroutine of its own: an idle connection costs two goroutines.
+	var ping *time.Timer
+	ping = time.AfterFunc(wsPingInterval, func() {
+		pctx, pcancel := context.WithTimeout(ctx, wsWriteTimeout)
+		err := ws.Ping(pctx)
+		pcancel()
+		if err != nil {
+			cancel()
+			return
 		}
-	}()
+		ping.Reset(wsPingInterval)
+	})
+	defer ping.Stop()
 	pumpDone := make(chan struct{})
 	go func() {
 		defer close(pumpDone)
