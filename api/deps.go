@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"svcd/cluster"
@@ -50,6 +51,8 @@ type Engine interface {
 	RecordHistory(ctx context.Context, p engine.Principal, coll, id string, page, perPage int) (*engine.HistoryPage, error)
 	RestoreRecord(ctx context.Context, p engine.Principal, coll, id, at string) (*engine.Record, uint64, error)
 	Batch(ctx context.Context, p engine.Principal, ops []engine.BatchOp) (*engine.BatchResult, uint64, error)
+	ExportCSV(coll string) (*engine.CSVExport, error)
+	ImportCSV(ctx context.Context, p engine.Principal, coll string, body io.Reader) (*engine.CSVImportResult, uint64, error)
 
 	Indexes(ctx context.Context, coll string) ([]engine.Index, error)
 	CreateIndex(ctx context.Context, coll, field string, unique bool) (*engine.Index, uint64, error)

@@ -28,6 +28,9 @@ var roleTable = []roleRule{
 	// Users' MFA and impersonation are app data (users): editors.
 	{"/api/v1/admin/users", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/impersonate", engine.RoleEditor, engine.RoleEditor},
+	// CSV export and import read and write records: app data, editors.
+	{"/api/v1/admin/export/", engine.RoleEditor, engine.RoleEditor},
+	{"/api/v1/admin/import/", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/_/metrics", engine.RoleViewer, engine.RoleViewer},
 	// Record data: editors and above (SPEC.md: "editor: plus app data").
 	{recordsScope, engine.RoleEditor, engine.RoleEditor},

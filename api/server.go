@@ -100,6 +100,7 @@ func New(opts Options) *Server {
 			s.mountCluster(r)
 			s.mountSettings(r)
 			s.mountMetrics(r)
+			s.mountCSV(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry

@@ -10,8 +10,8 @@ import (
 
 // Command results cross nodes when a follower forwards a write to the
 // leader. EncodeResult and DecodeResult (the cluster's ResultCodec) carry a
-// handler's result (nil, one row of stored values or a batch's rendered
-// answers) and its error exactly:
+// handler's result (nil, one row of stored values, a batch's rendered
+// answers or a CSV import chunk's failed rows) and its error exactly:
 // each value keeps its SQLite type, and domain errors keep kind, message,
 // details and ETag.
 
@@ -21,11 +21,12 @@ type wireValue struct {
 }
 
 type wireResult struct {
-	Row      []wireValue  `json:"row,omitempty"`
-	HasRow   bool         `json:"has_row,omitempty"`
-	Batch    *BatchResult `json:"batch,omitempty"`
-	Err      *Error       `json:"err,omitempty"`
-	Internal string       `json:"internal,omitempty"`
+	Row      []wireValue     `json:"row,omitempty"`
+	HasRow   bool            `json:"has_row,omitempty"`
+	Batch    *BatchResult    `json:"batch,omitempty"`
+	CSV      *csvChunkResult `json:"csv,omitempty"`
+	Err      *Error          `json:"err,omitempty"`
+	Internal string          `json:"internal,omitempty"`
 }
 
 // EncodeResult encodes a command's result and error.
@@ -35,6 +36,8 @@ func (e *Engine) EncodeResult(v any, err error) ([]byte, error) {
 	case nil:
 	case *BatchResult:
 		w.Batch = row
+	case *csvChunkResult:
+		w.CSV = row
 	case []any:
 		w.HasRow = true
 		for _, x := range row {
@@ -73,6 +76,9 @@ func (e *Engine) DecodeResult(b []byte) (any, error) {
 	}
 	if w.Batch != nil {
 		return w.Batch, err
+	}
+	if w.CSV != nil {
+		return w.CSV, err
 	}
 	if !w.HasRow {
 		return nil, err

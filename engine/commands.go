@@ -46,6 +46,9 @@ const (
 
 	// Atomic batches of record operations (engine/batch*.go).
 	cmdBatch fsm.Type = 80
+
+	// One chunk of a CSV import (engine/csv_import*.go).
+	cmdCSVImport fsm.Type = 81
 )
 
 // Event kinds emitted by the engine's handlers.
@@ -95,6 +98,7 @@ func (e *Engine) register(r *fsm.Registry) {
 	r.Register(cmdMFAExchange, "auth.mfa_exchange", e.applyMFAExchange)
 	r.Register(cmdPromote, "auth.promote", e.applyPromote)
 	r.Register(cmdBatch, "record.batch", e.applyBatch)
+	r.Register(cmdCSVImport, "record.csv_import", e.applyCSVImport)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

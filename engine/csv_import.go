@@ -1,0 +1,261 @@
+package engine
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// CSVImportResult is the answer of an import (SPEC.md "CSV").
+type CSVImportResult struct {
+	Created int `json:"created"`
+	Failed  int `json:"failed"`
+	Total   int `json:"total"`
+	// Errors are the first CSVMaxErrors failed rows, in row order.
+	Errors []CSVRowError `json:"errors"`
+}
+
+// CSVRowError is one failed row: its 1-based number (the header is row 1)
+// and what was wrong, per field as in a 422's details, or under "_row".
+type CSVRowError struct {
+	Row     int            `json:"row"`
+	Details map[string]any `json:"details"`
+}
+
+// csvPending is a row read and not yet proposed; failed holds the error
+// of a row that could not be read, reported with its chunk so that errors
+// stay in row order.
+type csvPending struct {
+	row    int
+	cells  []string
+	failed map[string]any
+}
+
+// csvImporter carries one import through its chunks.
+type csvImporter struct {
+	e       *Engine
+	p       Principal
+	name    string
+	header  []string
+	pending []csvPending
+	res     *CSVImportResult
+	index   uint64
+}
+
+// ImportCSV creates one record of base collection name per row of body
+// (CSV, the first row naming the columns). Every row goes through a
+// create's full validation, as an admin's create; the valid rows are
+// committed csvChunkRows per log command. A failure to reach the log
+// stops the import: the chunks committed before it stay, and the error
+// says how far it got. index is the log index of the last chunk.
+func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body io.Reader) (res *CSVImportResult, index uint64, err error) {
+	if !p.IsAdmin() {
+		return nil, 0, errAdminOnly
+	}
+	ci, err := e.csvCollection(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	rd := csv.NewReader(body)
+	header, err := rd.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, 0, fieldError("body", "must start with a header row naming the columns")
+	}
+	if err != nil {
+		return nil, 0, fieldError("body", "the header row is not valid CSV: "+csvParseMessage(err))
+	}
+	for i := range header {
+		header[i] = csvHeaderCell(header[i])
+	}
+	if err := csvCheckHeader(ci, header); err != nil {
+		return nil, 0, err
+	}
+	im := &csvImporter{e: e, p: p, name: ci.Name, header: header, res: &CSVImportResult{Errors: []CSVRowError{}}}
+	for row := 2; ; row++ {
+		cells, err := rd.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		im.res.Total++
+		pr := csvPending{row: row, cells: cells}
+		stop := false
+		switch {
+		case errors.Is(err, csv.ErrFieldCount):
+			pr.failed = csvRowError("has %d cells; the header has %d", len(cells), len(header))
+		case err != nil:
+			// The reader cannot be trusted past a syntax error: the row
+			// fails and the import ends there.
+			pr.failed = csvRowError("is not valid CSV (%s); the import stopped here", csvParseMessage(err))
+			stop = true
+		}
+		im.pending = append(im.pending, pr)
+		if stop {
+			break
+		}
+		if len(im.pending) == csvChunkRows {
+			if err := im.flush(ctx); err != nil {
+				return nil, im.index, err
+			}
+		}
+	}
+	if err := im.flush(ctx); err != nil {
+		return nil, im.index, err
+	}
+	return im.res, im.index, nil
+}
+
+// csvCheckHeader refuses a header naming one field twice.
+func csvCheckHeader(ci *collInfo, header []string) error {
+	seen := map[string]bool{}
+	for _, h := range header {
+		f := csvColumnField(ci, h)
+		if f < 0 {
+			continue
+		}
+		if seen[ci.fields[f].Name] {
+			return fieldError("body", fmt.Sprintf("the header names column %q twice", ci.fields[f].Name))
+		}
+		seen[ci.fields[f].Name] = true
+	}
+	return nil
+}
+
+// csvColumnField is the position in ci.fields of the field a column feeds,
+// or -1 for a column the import skips (id, created, updated, unknown
+// names, autodates and files).
+func csvColumnField(ci *collInfo, name string) int {
+	switch name {
+	case "id", "created", "updated":
+		return -1
+	}
+	for i, f := range ci.fields {
+		if f.Name == name && csvImportField(f) {
+			return i
+		}
+	}
+	return -1
+}
+
+// fail counts a failed row and keeps its error while there is room.
+func (im *csvImporter) fail(re CSVRowError) {
+	im.res.Failed++
+	if len(im.res.Errors) < CSVMaxErrors {
+		im.res.Errors = append(im.res.Errors, re)
+	}
+}
+
+// flush validates the pending rows against the collection as it is now and
+// proposes the valid ones as one command. A schema change racing the
+// proposal redoes the chunk against the new schema.
+func (im *csvImporter) flush(ctx context.Context) error {
+	if len(im.pending) == 0 {
+		return nil
+	}
+	e := im.e
+	for attempt := 0; ; attempt++ {
+		ci, err := e.csvCollection(im.name)
+		if err != nil {
+			return im.stopped(err)
+		}
+		cols := make([]int, len(im.header))
+		for j, h := range im.header {
+			cols[j] = csvColumnField(ci, h)
+		}
+		now := e.now().Unix()
+		env := e.envFor(im.p, ci, nil, now)
+		actor := actorOf(im.p)
+		var failed []CSVRowError
+		cmd := csvImportCmd{Coll: ci.ID, Ver: ci.Version, Rows: make([]csvImportRow, 0, len(im.pending))}
+		for _, pr := range im.pending {
+			if pr.failed != nil {
+				failed = append(failed, CSVRowError{Row: pr.row, Details: pr.failed})
+				continue
+			}
+			in, d := csvRowInput(ci, cols, pr.cells)
+			if d != nil {
+				failed = append(failed, CSVRowError{Row: pr.row, Details: d})
+				continue
+			}
+			id, values, verr := e.prepareCreate(ci, in, true, now)
+			if verr != nil {
+				failed = append(failed, CSVRowError{Row: pr.row, Details: csvErrorDetails(verr)})
+				continue
+			}
+			cmd.Rows = append(cmd.Rows, csvImportRow{Row: pr.row, Create: recordCreateCmd{
+				Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values, Env: env, Actor: actor,
+			}})
+		}
+		created := 0
+		if len(cmd.Rows) > 0 {
+			res, idx, err := e.propose(ctx, cmdCSVImport, cmd)
+			if errors.Is(err, errSchemaMoved) && attempt < 3 {
+				continue
+			}
+			if err != nil {
+				return im.stopped(err)
+			}
+			out, ok := res.(*csvChunkResult)
+			if !ok {
+				return im.stopped(fmt.Errorf("engine: CSV import result is %T", res))
+			}
+			im.index = idx
+			failed = append(failed, out.Failed...)
+			created = len(cmd.Rows) - len(out.Failed)
+		}
+		im.res.Created += created
+		sort.Slice(failed, func(a, b int) bool { return failed[a].Row < failed[b].Row })
+		for _, f := range failed {
+			im.fail(f)
+		}
+		im.pending = im.pending[:0]
+		return nil
+	}
+}
+
+// stopped is the error of an import cut short: the cause's kind, with how
+// many rows were created before it.
+func (im *csvImporter) stopped(err error) error {
+	where := fmt.Sprintf("CSV import stopped at row %d (%d records created before)", im.pending[0].row, im.res.Created)
+	if de := AsError(err); de != nil {
+		return &Error{Kind: de.Kind, Message: where + ": " + de.Message, Details: de.Details, RetryAfter: de.RetryAfter}
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
+
+// csvRowInput decodes a row's cells into a create body; d holds the cells
+// that cannot be decoded.
+func csvRowInput(ci *collInfo, cols []int, cells []string) (in map[string]any, d map[string]any) {
+	in = make(map[string]any, len(cells))
+	for j, fi := range cols {
+		if fi < 0 {
+			continue
+		}
+		f := ci.fields[fi]
+		v, msg := decodeCSVCell(f.Field, cells[j])
+		if msg != "" {
+			if d == nil {
+				d = map[string]any{}
+			}
+			d[f.Name] = msg
+			continue
+		}
+		if v != nil {
+			in[f.Name] = v
+		}
+	}
+	return in, d
+}
+
+// csvParseMessage is a CSV syntax error without the reader's position
+// prefix (the row number says where).
+func csvParseMessage(err error) string {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return strings.TrimSpace(err.Error())
+}
