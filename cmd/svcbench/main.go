@@ -18,6 +18,12 @@
 //	        to 100 records, updates them in turn and keeps the ETag of each
 //	        answer; their current ETags are fetched before the run
 //	mixed   20% create, 60% get, 20% list
+//	batch   POST  /api/v1/batch of --batch-size creates (one log command
+//	        each); reports rows=N rows/s=X besides the requests
+//	ingest  POST  /api/v1/admin/import/:collection: --rows records as CSV,
+//	        --rows-per-request per request (0: one request), up to
+//	        --clients at a time; one pass, no warmup; rows/s is the
+//	        records created over the wall time of the whole import
 //	all     create, then get, then list (the default)
 //	fanout, fanout-rate, fanout-idle
 //	        realtime delivery to --subscribers WebSocket or SSE
@@ -57,6 +63,7 @@
 //	         [--email bench@example.com] [--password ...] [--timeout 30s]
 //	         [--subscribers 100] [--transport ws|sse] [--writes 20]
 //	         [--write-interval 250ms] [--pid PID]
+//	         [--batch-size 100] [--rows 100000] [--rows-per-request 0]
 package main
 
 import (
@@ -96,6 +103,10 @@ type config struct {
 	writes        int
 	writeInterval time.Duration
 	pid           int
+	// Bulk scenarios (batch.go, ingest.go).
+	batchSize      int
+	rows           int
+	rowsPerRequest int
 }
 
 // maxGetIDs bounds how many existing record ids are listed for get requests.
@@ -128,6 +139,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.writes, "writes", 20, "fanout: creates whose delivery is timed")
 	fs.DurationVar(&c.writeInterval, "write-interval", 250*time.Millisecond, "fanout: time between two timed creates")
 	fs.IntVar(&c.pid, "pid", 0, "fanout-idle: server process whose VmRSS is read (default: the pid its metrics report)")
+	fs.IntVar(&c.batchSize, "batch-size", 100, "batch: creates per POST /api/v1/batch (1-100)")
+	fs.IntVar(&c.rows, "rows", 100000, "ingest: records imported as CSV")
+	fs.IntVar(&c.rowsPerRequest, "rows-per-request", 0, "ingest: CSV rows per import request (0: all in one)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: svcbench [flags]   (HTTP load generator for svcd; $SVC_SETUP_KEY is sent as X-Setup-Key)")
 		fs.PrintDefaults()
@@ -170,6 +184,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--write-interval must be >= 0")
 	case c.pid < 0:
 		return c, errors.New("--pid must be >= 0")
+	case c.batchSize < 1 || c.batchSize > 100:
+		return c, errors.New("--batch-size must be 1 to 100")
+	case c.rows < 1:
+		return c, errors.New("--rows must be >= 1")
+	case c.rowsPerRequest < 0:
+		return c, errors.New("--rows-per-request must be >= 0")
 	}
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
 	return c, nil
@@ -224,7 +244,7 @@ func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error
 
 	env := scenarioEnv{
 		api: api, nodes: nodes, coll: cfg.collection, clients: cfg.clients,
-		seedRows: cfg.seedRows, skipTotal: cfg.skipTotal, log: log,
+		seedRows: cfg.seedRows, skipTotal: cfg.skipTotal, batchSize: cfg.batchSize, log: log,
 	}
 	var (
 		results  []Result
@@ -233,6 +253,17 @@ func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error
 	for _, sc := range scenarios(cfg.scenario) {
 		if isFanout(sc) {
 			r, err := runFanoutScenario(ctx, env, cfg, sc, log)
+			if err != nil {
+				return results, fmt.Errorf("%s: %w", sc, err)
+			}
+			results = append(results, r)
+			if err := writeResult(out, log, r, cfg.json); err != nil {
+				return results, err
+			}
+			continue
+		}
+		if sc == scIngest {
+			r, err := runIngest(ctx, env, cfg, log)
 			if err != nil {
 				return results, fmt.Errorf("%s: %w", sc, err)
 			}

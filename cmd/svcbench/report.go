@@ -24,6 +24,10 @@ type Result struct {
 	Server       ServerFigures
 	ErrorSamples []string
 	Fanout       *FanoutFigures // fan-out scenarios only
+	// Rows are the records written by the successful requests of a bulk
+	// scenario (batch, ingest), RowsPS per second of Elapsed.
+	Rows   int64
+	RowsPS float64
 }
 
 // formatLine renders a result as one human-readable table line.
@@ -44,6 +48,9 @@ func formatLine(r Result) string {
 		r.Elapsed.Seconds(), r.Requests, r.RPS,
 		formatLatency(r.Latency.P50), formatLatency(r.Latency.P95),
 		formatLatency(r.Latency.P99), formatLatency(r.Latency.Max), r.Errors)
+	if r.Rows > 0 {
+		fmt.Fprintf(&b, "  rows=%d  rows/s=%.0f", r.Rows, r.RowsPS)
+	}
 	if r.Scenario == scCAS || r.Precond > 0 {
 		fmt.Fprintf(&b, "  412s=%d", r.Precond)
 	}
@@ -80,6 +87,8 @@ type jsonResult struct {
 	BatchCmdsP50    *float64    `json:"fsm_batch_commands_p50,omitempty"`
 	BatchCmdsP99    *float64    `json:"fsm_batch_commands_p99,omitempty"`
 	Fanout          *jsonFanout `json:"fanout,omitempty"`
+	Rows            int64       `json:"rows,omitempty"`
+	RowsPS          float64     `json:"rows_per_s,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -106,6 +115,8 @@ func formatJSON(r Result) ([]byte, error) {
 		BatchCmdsP50:    r.Server.BatchCmdsP50,
 		BatchCmdsP99:    r.Server.BatchCmdsP99,
 		Fanout:          fanoutJSON(r.Fanout),
+		Rows:            r.Rows,
+		RowsPS:          r.RowsPS,
 	})
 }
 

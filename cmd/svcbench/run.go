@@ -204,6 +204,12 @@ func runScenario(ctx context.Context, env scenarioEnv, name string, ld load, war
 	if p.elapsed > 0 {
 		r.RPS = float64(p.requests) / p.elapsed.Seconds()
 	}
+	if ld.rows > 0 {
+		r.Rows = (p.requests - p.errors) * int64(ld.rows)
+		if p.elapsed > 0 {
+			r.RowsPS = float64(r.Rows) / p.elapsed.Seconds()
+		}
+	}
 	r.Server = nodesDelta(before, after, p.requests)
 	return r
 }

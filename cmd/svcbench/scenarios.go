@@ -21,7 +21,7 @@ const (
 )
 
 // scenarioNames lists the --scenario values, for messages.
-const scenarioNames = "create, get, list, filter, update, cas, mixed, all, fanout, fanout-rate or fanout-idle"
+const scenarioNames = "create, get, list, filter, update, cas, mixed, all, batch, ingest, fanout, fanout-rate or fanout-idle"
 
 // Mix of the mixed scenario, in percent: the rest are list requests.
 const (
@@ -37,7 +37,7 @@ func scenarios(value string) []string {
 		switch name = strings.TrimSpace(name); name {
 		case scAll:
 			out = append(out, scCreate, scGet, scList)
-		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed, scFanout, scFanoutRate, scFanoutIdle:
+		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed, scBatch, scIngest, scFanout, scFanoutRate, scFanoutIdle:
 			out = append(out, name)
 		default:
 			return nil
@@ -53,6 +53,9 @@ type load struct {
 	// seen, when set, is shown the status and headers of every answer a
 	// worker gets (before its body is read).
 	seen func(w *worker, status int, h http.Header)
+	// rows, when set, is how many records one successful request
+	// writes (batch): the result then reports rows/s.
+	rows int
 }
 
 // scenarioEnv is what the scenarios are built from.
@@ -64,11 +67,14 @@ type scenarioEnv struct {
 	clients   int
 	seedRows  int
 	skipTotal bool
+	batchSize int       // creates per batch request
 	log       io.Writer // progress of preparation steps
 }
 
 // needsRows reports whether a scenario runs over seeded records.
-func needsRows(name string) bool { return name != scCreate && !isFanout(name) }
+func needsRows(name string) bool {
+	return name != scCreate && name != scBatch && name != scIngest && !isFanout(name)
+}
 
 // newLoad builds the load of a scenario; cas fetches the current ETag of
 // every record its clients will update first.
@@ -86,6 +92,8 @@ func newLoad(ctx context.Context, name string, env scenarioEnv) (load, error) {
 	switch name {
 	case scCreate:
 		return load{next: create}, nil
+	case scBatch:
+		return batchLoad(env, env.batchSize), nil
 	case scList:
 		return load{next: list}, nil
 	case scFilter:
