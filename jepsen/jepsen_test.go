@@ -13,12 +13,13 @@ import (
 
 // The fault suite runs only when asked (it needs root and a few minutes):
 //
-//	JEPSEN=smoke  every fault once, split over the workloads (~2 min;
+//	JEPSEN=smoke  every fault once, split over the workloads (~3 min;
 //	              `make jepsen-smoke`, part of .ci/run)
 //	JEPSEN=full   every workload against every fault (`make jepsen`)
 //
-// JEPSEN_TIME (full: total client time, default 5m; every fault is applied
-// at least once per workload even when that takes longer), JEPSEN_SEED,
+// JEPSEN_TIME (full, default 5m: each of the six runs gets JEPSEN_TIME/4
+// of client time, and every fault is applied at least once per run even
+// when that takes longer, so the default takes about 8.5 min), JEPSEN_SEED,
 // JEPSEN_NODES (default 3; full also runs the set workload on 5) and
 // JEPSEN_REPORT_DIR (default jepsen/reports) tune it.
 func jepsenMode(t *testing.T) string {
