@@ -19,7 +19,7 @@ import (
 //
 // JEPSEN_TIME (full, default 5m: each of the six runs gets JEPSEN_TIME/4
 // of client time, and every fault is applied at least once per run even
-// when that takes longer, so the default takes about 8.5 min), JEPSEN_SEED,
+// when that takes longer: the default takes about 9 min in all), JEPSEN_SEED,
 // JEPSEN_NODES (default 3; full also runs the set workload on 5) and
 // JEPSEN_REPORT_DIR (default jepsen/reports) tune it.
 func jepsenMode(t *testing.T) string {
