@@ -41,6 +41,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./fsm
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCSVCell$$' -fuzztime $(FUZZTIME) ./engine
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDifferential -fuzztime $(FUZZTIME) ./engine/filter
