@@ -75,14 +75,18 @@ func (e *Engine) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	}
 	if col.Type == schema.TypeView {
 		err = createView(tx, col)
-	} else if err = createTable(tx, ci); err == nil {
-		err = ftsRebuild(tx, nil, ci)
+	} else {
+		err = createTable(tx, ci)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if _, err := tx.Exec(`INSERT INTO _svc_collections (id, name, type, version, data, created, updated)
 		VALUES (?, ?, ?, 1, ?, ?, ?)`, col.ID, col.Name, col.Type, ci.stored(), col.Created, col.Updated); err != nil {
+		return nil, err
+	}
+	// Last: FTS5 DDL must never be rolled back to a savepoint (see ftsRebuild).
+	if err := ftsRebuild(tx, nil, ci); err != nil {
 		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: evSchema, Subject: col.ID})
@@ -116,9 +120,6 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if _, err := tx.ExecDirect(drop + ci.table); err != nil {
 		return nil, fmt.Errorf("drop %s: %w", ci.Name, err)
 	}
-	if err := ftsDrop(tx, ci.ID); err != nil {
-		return nil, err
-	}
 	if _, err := tx.Exec(`DELETE FROM _svc_collections WHERE id = ?`, ci.ID); err != nil {
 		return nil, err
 	}
@@ -139,6 +140,9 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 			d[b] = "view collection reads this collection"
 		}
 		return nil, &Error{Kind: KindConflict, Message: "View collections read this collection; change or delete them first", Details: d}
+	}
+	if err := ftsDrop(tx, ci.ID); err != nil {
+		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: evSchema, Subject: ci.ID})
 	return nil, nil
@@ -207,8 +211,6 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		}
 	} else if err := migrateTable(tx, old, next); err != nil {
 		return nil, err
-	} else if err := ftsRebuild(tx, old, next); err != nil {
-		return nil, err
 	}
 	if !strings.EqualFold(col.Name, old.Name) || col.Type != schema.TypeView {
 		if err := refreshViewQueries(tx); err != nil {
@@ -218,6 +220,12 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if _, err := tx.Exec(`UPDATE _svc_collections SET name = ?, version = ?, data = ?, updated = ? WHERE id = ?`,
 		col.Name, col.Version, next.stored(), col.Updated, col.ID); err != nil {
 		return nil, err
+	}
+	if col.Type != schema.TypeView {
+		// Last: FTS5 DDL must never be rolled back to a savepoint.
+		if err := ftsRebuild(tx, old, next); err != nil {
+			return nil, err
+		}
 	}
 	tx.Emit(fsm.Event{Kind: evSchema, Subject: col.ID})
 	return nil, nil

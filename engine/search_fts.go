@@ -16,7 +16,13 @@ import (
 //
 //   - _svc_fts_<id>: a contentless FTS5 table (content='',
 //     contentless_delete=1), one column per searchable field in schema
-//     order (c0, c1, ...), tokenized by unicode61 with diacritics removed.
+//     order (c0, c1, ...), tokenized by unicode61 with diacritics removed,
+//     plus the column z holding one constant token in every row. Queries
+//     always name the c columns, so z never matches; it exists because
+//     FTS5 counts a row without any token as pending without flushing it,
+//     and that count would then land in whichever segment is flushed next:
+//     in another transaction on a replica that groups commands otherwise,
+//     making the index bytes differ between replicas.
 //     Contentless, because the text already lives in the record table: the
 //     index holds only its tokens, and a row is deleted by rowid without
 //     supplying the old text (which an external-content table would need).
@@ -83,7 +89,7 @@ func ftsCreate(tx *fsm.Tx, ci *collInfo, n int) error {
 	}
 	for _, s := range []string{
 		"CREATE VIRTUAL TABLE " + ftsTable(ci.ID) + " USING fts5(" + strings.Join(cols, ", ") +
-			", content='', contentless_delete=1, " + ftsTokenizer + ")",
+			", z, content='', contentless_delete=1, " + ftsTokenizer + ")",
 		"CREATE TABLE " + ftsIDTable(ci.ID) + " (rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE)",
 	} {
 		if _, err := tx.ExecDirect(s); err != nil {
@@ -114,6 +120,13 @@ func ftsExists(tx *fsm.Tx, collID string) (bool, error) {
 // next (old is nil on create): nothing when the searchable fields are the
 // same and the index exists; otherwise the index is dropped and, when
 // next has searchable fields, built again from every record in id order.
+//
+// It must be the last fallible step of its command: SQLite (3.54) leaves
+// an FTS5 table created, or dropped and created again, inside a savepoint
+// that is then rolled back in a broken state for the rest of the
+// transaction (a later SAVEPOINT fails, writes report constraint errors).
+// So the records are read before any DDL, and callers run it after every
+// check that could fail the command.
 func ftsRebuild(tx *fsm.Tx, old, next *collInfo) error {
 	key := next.searchKey()
 	exists, err := ftsExists(tx, next.ID)
@@ -123,36 +136,35 @@ func ftsRebuild(tx *fsm.Tx, old, next *collInfo) error {
 	if old != nil && exists && old.searchKey() == key && key != "" {
 		return nil
 	}
+	sf := next.searchFields()
+	var all [][]any
+	if old != nil && len(sf) > 0 {
+		rows, err := tx.QueryDirect("SELECT " + next.selectCols + " FROM " + next.table + " ORDER BY id")
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			row, err := next.scanRow(rows.Scan)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, row)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
 	if exists {
 		if err := ftsDrop(tx, next.ID); err != nil {
 			return err
 		}
 	}
-	sf := next.searchFields()
 	if len(sf) == 0 {
 		return nil
 	}
 	if err := ftsCreate(tx, next, len(sf)); err != nil {
-		return err
-	}
-	if old == nil {
-		return nil // a new table has no records
-	}
-	rows, err := tx.QueryDirect("SELECT " + next.selectCols + " FROM " + next.table + " ORDER BY id")
-	if err != nil {
-		return err
-	}
-	var all [][]any
-	for rows.Next() {
-		row, err := next.scanRow(rows.Scan)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		all = append(all, row)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, row := range all {
@@ -192,11 +204,27 @@ func ftsSync(tx *fsm.Tx, kind string, ci *collInfo, row []any) error {
 		return err
 	}
 	if kind == EvRecordDelete {
-		_, err := tx.Exec("DELETE FROM "+ftsIDTable(ci.ID)+" WHERE rid = ?", rid)
-		return err
+		if _, err := tx.Exec("DELETE FROM "+ftsIDTable(ci.ID)+" WHERE rid = ?", rid); err != nil {
+			return err
+		}
+		return ftsFlush(tx, ci.ID)
 	}
 	return ftsInsertAt(tx, ci, sf, row, rid)
 }
+
+// ftsFlush writes the index's pending changes to its tables now. FTS5
+// otherwise flushes when the transaction commits or a savepoint opens, so
+// the layout of its segments (which the state digest compares) would
+// depend on how many commands share one SQLite transaction; flushing after
+// each change makes it depend on the log alone.
+func ftsFlush(tx *fsm.Tx, collID string) error {
+	t := ftsTable(collID)
+	_, err := tx.Exec("INSERT INTO " + t + " (" + t + ") VALUES ('flush')")
+	return err
+}
+
+// ftsSentinel is the token of column z in every index row.
+const ftsSentinel = "z"
 
 // ftsInsert indexes a record that has no index row yet.
 func ftsInsert(tx *fsm.Tx, ci *collInfo, sf []int, row []any) error {
@@ -222,8 +250,10 @@ func ftsInsertAt(tx *fsm.Tx, ci *collInfo, sf []int, row []any, rid int64) error
 		marks[n] = "?"
 		args = append(args, ftsText(ci.fields[i], row[3+i]))
 	}
-	_, err := tx.Exec("INSERT INTO "+ftsTable(ci.ID)+" (rowid, "+strings.Join(cols, ", ")+") VALUES (?, "+strings.Join(marks, ", ")+")", args...)
-	return err
+	if _, err := tx.Exec("INSERT INTO "+ftsTable(ci.ID)+" (rowid, "+strings.Join(cols, ", ")+", z) VALUES (?, "+strings.Join(marks, ", ")+", '"+ftsSentinel+"')", args...); err != nil {
+		return err
+	}
+	return ftsFlush(tx, ci.ID)
 }
 
 var htmlTag = regexp.MustCompile(`<[^>]*>`)

@@ -28,12 +28,10 @@ func SearchTerms(q string) []string {
 
 // ftsMatch is the FTS5 query of terms: each a quoted string (a double
 // quote doubled), AND-combined, so nothing the user types is FTS syntax.
-// cols, when not nil, restricts the match to those index columns.
+// The match is restricted to the index columns cols.
 func ftsMatch(terms []string, cols []string) string {
 	var b strings.Builder
-	if cols != nil {
-		b.WriteString("{" + strings.Join(cols, " ") + "} : (")
-	}
+	b.WriteString("{" + strings.Join(cols, " ") + "} : (")
 	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" AND ")
@@ -42,9 +40,7 @@ func ftsMatch(terms []string, cols []string) string {
 		b.WriteString(strings.ReplaceAll(t, `"`, `""`))
 		b.WriteByte('"')
 	}
-	if cols != nil {
-		b.WriteByte(')')
-	}
+	b.WriteByte(')')
 	return b.String()
 }
 
@@ -66,9 +62,6 @@ func searchCond(src *readSource, ci *collInfo, q string) (cond string, args []an
 	}
 	if len(cols) == 0 {
 		return "", nil, true, nil
-	}
-	if len(cols) == len(sf) {
-		cols = nil
 	}
 	var n int
 	if err := src.queryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, "_svc_ftsid_"+ci.ID).Scan(&n); err != nil {

@@ -230,17 +230,17 @@ func (w *detWorkload) setup() {
 			{"name": "home", "type": "geoPoint"},
 			{"name": "stamp", "type": "autodate", "on_create": true, "on_update": true}]}`},
 		{"posts", `{"name": "posts", "type": "base", "history_enabled": true, "fields": [
-			{"name": "title", "type": "text", "required": true, "max": 80},
+			{"name": "title", "type": "text", "required": true, "max": 80, "searchable": true},
 			{"name": "slug", "type": "text", "unique": true},
 			{"name": "author", "type": "relation", "collection": "authors"},
 			{"name": "rating", "type": "number", "min": 0, "max": 100},
 			{"name": "status", "type": "select", "values": ["draft", "published", "archived"]},
-			{"name": "body", "type": "editor"},
+			{"name": "body", "type": "editor", "searchable": true},
 			{"name": "published", "type": "date"},
 			{"name": "secret", "type": "password"},
 			{"name": "emb", "type": "vector", "dimensions": 4}]}`},
 		{"notes", `{"name": "notes", "type": "base", "history_enabled": true, "fields": [
-			{"name": "label", "type": "text"},
+			{"name": "label", "type": "text", "searchable": true},
 			{"name": "score", "type": "number"},
 			{"name": "extra", "type": "json"},
 			{"name": "link", "type": "url"},
@@ -646,6 +646,7 @@ func (w *detWorkload) opSchema(r *rand.Rand) {
 		types := []map[string]any{
 			{"type": "text"}, {"type": "number"}, {"type": "bool"}, {"type": "json"}, {"type": "date"},
 			{"type": "url"}, {"type": "select", "values": []string{"p", "q"}}, {"type": "text", "unique": true},
+			{"type": "text", "searchable": true},
 		}
 		f := types[r.IntN(len(types))]
 		f["name"] = fmt.Sprintf("x%d", seq)
