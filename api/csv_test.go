@@ -289,6 +289,15 @@ func TestCSVImportErrors(t *testing.T) {
 		t.Errorf("bulk2 after import: %v", r)
 	}
 
+	// A row's error names every bad field: cells that do not decode and
+	// what validation says of the others.
+	data = importOK(t, s, "items", "title,n,meta\n,11,{bad\n")
+	if errs := apitest.List(t, data["errors"]); len(errs) != 1 {
+		t.Errorf("one bad row: %v", data)
+	} else if d := apitest.Obj(t, apitest.Obj(t, errs[0])["details"]); len(d) != 3 || d["meta"] != "must be valid JSON" || d["title"] == nil || d["n"] == nil {
+		t.Errorf("details of a row bad in three fields: %v", d)
+	}
+
 	// A CSV syntax error fails its row and ends the import there.
 	data = importOK(t, s, "items", "title\nfive\n\"six\n")
 	if !counts(t, data, 1, 1, 2) {

@@ -176,13 +176,21 @@ func (im *csvImporter) flush(ctx context.Context) error {
 				continue
 			}
 			in, d := csvRowInput(ci, cols, pr.cells)
-			if d != nil {
-				failed = append(failed, CSVRowError{Row: pr.row, Details: d})
-				continue
-			}
 			id, values, verr := e.prepareCreate(ci, in, true, now)
-			if verr != nil {
-				failed = append(failed, CSVRowError{Row: pr.row, Details: csvErrorDetails(verr)})
+			if verr != nil || d != nil {
+				// Every field's problem at once: the cells that did not
+				// decode, and what validation says of the others.
+				if d == nil {
+					d = map[string]any{}
+				}
+				if verr != nil {
+					for k, v := range csvErrorDetails(verr) {
+						if _, ok := d[k]; !ok {
+							d[k] = v
+						}
+					}
+				}
+				failed = append(failed, CSVRowError{Row: pr.row, Details: d})
 				continue
 			}
 			cmd.Rows = append(cmd.Rows, csvImportRow{Row: pr.row, Create: recordCreateCmd{
