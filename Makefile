@@ -51,6 +51,8 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAuthFlowBodies$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBody$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -120,6 +120,9 @@ func TestSearchTerms(t *testing.T) {
 		// "-cinnamon" is the token "cinnamon", not a negation.
 		searchGot(t, "apple -cinnamon", listIDs(t, s, searchURL("articles", "apple -cinnamon")), ids["apple"], ids["apple2"])
 	})
+	t.Run("control characters separate terms", func(t *testing.T) {
+		searchGot(t, "NUL", listIDs(t, s, searchURL("articles", "apple\x00pie")), ids["apple"])
+	})
 	t.Run("punctuation-only and empty", func(t *testing.T) {
 		searchGot(t, "!!!", listIDs(t, s, searchURL("articles", "!!! ---")))
 		if got := listIDs(t, s, searchURL("articles", "   ")); len(got) != 6 {

@@ -11,11 +11,12 @@ import (
 const MaxSearchTerms = 32
 
 // SearchTerms splits a search query into at most MaxSearchTerms terms at
-// Unicode white space. A term without any letter or digit (only
-// punctuation) can match no token and is dropped.
+// Unicode white space and control characters (a NUL would end the FTS5
+// string early). A term without any letter or digit (only punctuation)
+// can match no token and is dropped.
 func SearchTerms(q string) []string {
 	var out []string
-	for _, t := range strings.FieldsFunc(q, unicode.IsSpace) {
+	for _, t := range strings.FieldsFunc(q, isTermSeparator) {
 		if len(out) == MaxSearchTerms {
 			break
 		}
@@ -25,6 +26,8 @@ func SearchTerms(q string) []string {
 	}
 	return out
 }
+
+func isTermSeparator(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
 // ftsMatch is the FTS5 query of terms: each a quoted string (a double
 // quote doubled), AND-combined, so nothing the user types is FTS syntax.

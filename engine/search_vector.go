@@ -68,7 +68,8 @@ func ParseNearVector(s string) ([]float32, error) {
 			return nil, errNearVector
 		}
 		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || math.IsNaN(f) || math.Abs(f) > math.MaxFloat32 {
+		// Anything that rounds to a finite float32 is taken.
+		if err != nil || math.IsNaN(f) || math.IsInf(float64(float32(f)), 0) {
 			return nil, errNearVector
 		}
 		vec[i] = float32(f)
