@@ -212,6 +212,7 @@ func TestVectorSearchErrors(t *testing.T) {
 	}, "view_rule", ""))
 	s.CreateRecord(t, "twovecs", map[string]any{"v1": []float64{1, 0}, "v2": []float64{0, 1}, "secret": []float64{1, 1}})
 	s.CreateCollection(t, coll("novecs", "base", []map[string]any{f("title", "text")}, "view_rule", ""))
+	s.CreateCollection(t, coll("lockedvecs", "base", []map[string]any{f("v", "vector", "dimensions", 2)}))
 
 	bad := func(name, path, detail string) apitest.Scenario {
 		return apitest.Scenario{Name: name, URL: path, Admin: true, ExpectedStatus: http.StatusUnprocessableEntity,
@@ -243,6 +244,8 @@ func TestVectorSearchErrors(t *testing.T) {
 			ExpectedStatus: http.StatusUnprocessableEntity, ExpectedContent: []string{`"nearVectorField"`}},
 		apitest.Scenario{Name: "a hidden vector field serves an admin", URL: nearURL("twovecs", "[1,0]", "nearVectorField=secret"), Admin: true,
 			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"_score":0.7071`}},
+		apitest.Scenario{Name: "a caller refused the collection gets 403 before any 422", URL: nearURL("lockedvecs", "garbage", "nearVectorField=nope"),
+			ExpectedStatus: http.StatusForbidden},
 		apitest.Scenario{Name: "nearLimit without nearVector is ignored", URL: "/api/v1/vecs?nearLimit=0", Admin: true,
 			ExpectedStatus: http.StatusOK, NotExpectedContent: []string{`"_vector"`, `"_score"`}},
 		apitest.Scenario{Name: "nearVector in a batch list is 400", Method: http.MethodPost, URL: "/api/v1/batch", Admin: true,

@@ -117,13 +117,6 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 // listRecordsIn reads one page of ci from src.
 func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*RecordList, error) {
 	admin := src.admin
-	var nq *nearQuery
-	if q.HasNear {
-		var err error
-		if nq, err = ci.parseNear(&q, admin); err != nil {
-			return nil, err
-		}
-	}
 	if q.Page < 1 || q.CursorMode {
 		q.Page = 1
 	}
@@ -139,6 +132,14 @@ func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*Rec
 	conds, args, deny, err := readCond(src, ci, q.Filter)
 	if err != nil {
 		return nil, err
+	}
+	var nq *nearQuery
+	if q.HasNear {
+		// After the rule check: a caller refused the collection learns
+		// nothing of its fields.
+		if nq, err = ci.parseNear(&q, admin); err != nil {
+			return nil, err
+		}
 	}
 	if !deny && strings.TrimSpace(q.Search) != "" {
 		cond, sargs, none, err := searchCond(src, ci, q.Search)
