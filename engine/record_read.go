@@ -141,13 +141,18 @@ func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*Rec
 			return nil, err
 		}
 	}
+	searchTotal := -1 // the count of matches, when it is the total
 	if !deny && strings.TrimSpace(q.Search) != "" {
-		cond, sargs, none, err := searchCond(src, ci, q.Search)
+		byCreated := strings.HasPrefix(ci.orderBy(q.Sort, admin), "created ")
+		sc, err := searchCond(src, ci, q.Search, byCreated)
 		if err != nil {
 			return nil, err
 		}
-		deny = none
-		conds, args = append(conds, cond), append(args, sargs...)
+		if len(conds) == 0 {
+			searchTotal = sc.matches
+		}
+		deny = sc.none
+		conds, args = append(conds, sc.cond), append(args, sc.args...)
 	}
 	if nq != nil {
 		return e.listNear(src, ci, q, nq, conds, args, deny)
@@ -217,6 +222,11 @@ func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*Rec
 	}
 	out.Data = append(buf, ']')
 	if q.SkipTotal {
+		return out, nil
+	}
+	if searchTotal >= 0 {
+		out.TotalItems = searchTotal
+		out.TotalPages = (searchTotal + q.PerPage - 1) / q.PerPage
 		return out, nil
 	}
 	var total int

@@ -47,15 +47,33 @@ func ftsMatch(terms []string, cols []string) string {
 	return b.String()
 }
 
-// searchCond is the WHERE condition a list with search q adds: the record
-// is in the index and matches every term. none is true when nothing can
-// match (no searchable field the caller may read, or no usable term).
-// Hidden searchable fields are matched for admins only.
-func searchCond(src *readSource, ci *collInfo, q string) (cond string, args []any, none bool, err error) {
+// searchScanMatches is how many matches make a search page cheaper by
+// walking the created index and testing each record against the matches
+// than by fetching every match and sorting (measured at 1M records: about
+// 4 µs per fetched match against about 70 ms for the walk).
+const searchScanMatches = 20000
+
+// search is the condition a list with a search query adds.
+type search struct {
+	cond string
+	args []any
+	// none is true when nothing can match (no searchable field the caller
+	// may read, no usable term, or no match at all).
+	none bool
+	// matches counts the indexed records matching (before rules and
+	// filter): the total when nothing else narrows the list.
+	matches int
+}
+
+// searchCond builds the search of q on ci: the record is in the index and
+// matches every term. Hidden searchable fields are matched for admins
+// only. byCreated says the list is ordered by created (its index), which
+// decides the plan for searches with many matches.
+func searchCond(src *readSource, ci *collInfo, q string, byCreated bool) (*search, error) {
 	terms := SearchTerms(q)
 	sf := ci.searchFields()
 	if len(terms) == 0 || len(sf) == 0 {
-		return "", nil, true, nil
+		return &search{none: true}, nil
 	}
 	var cols []string
 	for n, i := range sf {
@@ -64,18 +82,35 @@ func searchCond(src *readSource, ci *collInfo, q string) (cond string, args []an
 		}
 	}
 	if len(cols) == 0 {
-		return "", nil, true, nil
+		return &search{none: true}, nil
 	}
 	var n int
 	if err := src.queryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, "_svc_ftsid_"+ci.ID).Scan(&n); err != nil {
-		return "", nil, false, err
+		return nil, err
 	}
 	if n == 0 {
 		// Made searchable before this version: no index until the
 		// collection's next schema change.
-		return "", nil, true, nil
+		return &search{none: true}, nil
 	}
-	fts := ftsTable(ci.ID)
-	cond = "_r.id IN (SELECT id FROM " + ftsIDTable(ci.ID) + " WHERE rid IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?))"
-	return cond, []any{ftsMatch(terms, cols)}, false, nil
+	fts, match := ftsTable(ci.ID), ftsMatch(terms, cols)
+	var matches int
+	if err := src.queryRow("SELECT count(*) FROM "+fts+" WHERE "+fts+" MATCH ?", match).Scan(&matches); err != nil {
+		return nil, err
+	}
+	if matches == 0 {
+		return &search{none: true}, nil
+	}
+	// "+" keeps SQLite from driving the query by the id list (one random
+	// row fetch per match, then a sort); it walks the order's index and
+	// probes the list instead.
+	in := "_r.id IN "
+	if byCreated && matches > searchScanMatches {
+		in = "+_r.id IN "
+	}
+	return &search{
+		cond:    in + "(SELECT id FROM " + ftsIDTable(ci.ID) + " WHERE rid IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?))",
+		args:    []any{match},
+		matches: matches,
+	}, nil
 }
