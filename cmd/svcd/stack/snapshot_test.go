@@ -41,7 +41,7 @@ func TestSnapshotRestoreAndReplay(t *testing.T) {
 
 	node := replOpen(t, cfg)
 	col, _, err := node.Engine.CreateCollection(ctx, []byte(`{"name": "items", "fields": [
-		{"name": "name", "type": "text", "required": true},
+		{"name": "name", "type": "text", "required": true, "searchable": true},
 		{"name": "n", "type": "number", "integer": true},
 		{"name": "tag", "type": "select", "values": ["red", "green", "blue"]},
 		{"name": "code", "type": "text", "unique": true},
