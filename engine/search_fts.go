@@ -137,19 +137,37 @@ func ftsRebuild(tx *fsm.Tx, old, next *collInfo) error {
 		return nil
 	}
 	sf := next.searchFields()
-	var all [][]any
+	// Only the id and the indexed text of each record are kept.
+	type doc struct {
+		id    string
+		texts []any
+	}
+	var docs []doc
 	if old != nil && len(sf) > 0 {
-		rows, err := tx.QueryDirect("SELECT " + next.selectCols + " FROM " + next.table + " ORDER BY id")
+		cols := make([]string, 0, len(sf)+1)
+		cols = append(cols, "id")
+		for _, i := range sf {
+			cols = append(cols, next.fields[i].col)
+		}
+		rows, err := tx.QueryDirect("SELECT " + strings.Join(cols, ", ") + " FROM " + next.table + " ORDER BY id")
 		if err != nil {
 			return err
 		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
 		for rows.Next() {
-			row, err := next.scanRow(rows.Scan)
-			if err != nil {
+			if err := rows.Scan(ptrs...); err != nil {
 				rows.Close()
 				return err
 			}
-			all = append(all, row)
+			d := doc{id: asString(vals[0]), texts: make([]any, len(sf))}
+			for n, i := range sf {
+				d.texts[n] = ftsText(next.fields[i], vals[1+n])
+			}
+			docs = append(docs, d)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -167,12 +185,14 @@ func ftsRebuild(tx *fsm.Tx, old, next *collInfo) error {
 	if err := ftsCreate(tx, next, len(sf)); err != nil {
 		return err
 	}
-	for _, row := range all {
-		if err := ftsInsert(tx, next, sf, row); err != nil {
+	// One flush at the end: the whole rebuild is one command, so FTS5's
+	// own flushes inside it fall at the same places on every replica.
+	for _, d := range docs {
+		if err := ftsInsert(tx, next, d.id, d.texts, false); err != nil {
 			return err
 		}
 	}
-	return nil
+	return ftsFlush(tx, next.ID)
 }
 
 // ftsSync keeps the index of ci in step with one record change; row is the
@@ -191,7 +211,7 @@ func ftsSync(tx *fsm.Tx, kind string, ci *collInfo, row []any) error {
 		if kind == EvRecordDelete {
 			return nil
 		}
-		return ftsInsert(tx, ci, sf, row)
+		return ftsInsert(tx, ci, id, ftsTexts(ci, sf, row), true)
 	case err != nil:
 		// A collection made searchable before this version has no index
 		// until its next schema change (ftsRebuild builds it then).
@@ -209,7 +229,7 @@ func ftsSync(tx *fsm.Tx, kind string, ci *collInfo, row []any) error {
 		}
 		return ftsFlush(tx, ci.ID)
 	}
-	return ftsInsertAt(tx, ci, sf, row, rid)
+	return ftsInsertAt(tx, ci, rid, ftsTexts(ci, sf, row), true)
 }
 
 // ftsFlush writes the index's pending changes to its tables now. FTS5
@@ -226,9 +246,18 @@ func ftsFlush(tx *fsm.Tx, collID string) error {
 // ftsSentinel is the token of column z in every index row.
 const ftsSentinel = "z"
 
+// ftsTexts is the indexed text of each searchable field of row.
+func ftsTexts(ci *collInfo, sf []int, row []any) []any {
+	texts := make([]any, len(sf))
+	for n, i := range sf {
+		texts[n] = ftsText(ci.fields[i], row[3+i])
+	}
+	return texts
+}
+
 // ftsInsert indexes a record that has no index row yet.
-func ftsInsert(tx *fsm.Tx, ci *collInfo, sf []int, row []any) error {
-	res, err := tx.Exec("INSERT INTO "+ftsIDTable(ci.ID)+" (id) VALUES (?)", row[0])
+func ftsInsert(tx *fsm.Tx, ci *collInfo, id string, texts []any, flush bool) error {
+	res, err := tx.Exec("INSERT INTO "+ftsIDTable(ci.ID)+" (id) VALUES (?)", id)
 	if err != nil {
 		return err
 	}
@@ -236,22 +265,24 @@ func ftsInsert(tx *fsm.Tx, ci *collInfo, sf []int, row []any) error {
 	if err != nil {
 		return err
 	}
-	return ftsInsertAt(tx, ci, sf, row, rid)
+	return ftsInsertAt(tx, ci, rid, texts, flush)
 }
 
-// ftsInsertAt writes the index row rid of a record.
-func ftsInsertAt(tx *fsm.Tx, ci *collInfo, sf []int, row []any, rid int64) error {
-	args := make([]any, 1, 1+len(sf))
-	args[0] = rid
-	marks := make([]string, len(sf))
-	cols := make([]string, len(sf))
-	for n, i := range sf {
+// ftsInsertAt writes the index row rid with texts (column cN gets
+// texts[N]), and flushes it unless told otherwise.
+func ftsInsertAt(tx *fsm.Tx, ci *collInfo, rid int64, texts []any, flush bool) error {
+	cols := make([]string, len(texts))
+	marks := make([]string, len(texts))
+	for n := range texts {
 		cols[n] = fmt.Sprintf("c%d", n)
 		marks[n] = "?"
-		args = append(args, ftsText(ci.fields[i], row[3+i]))
 	}
+	args := append([]any{rid}, texts...)
 	if _, err := tx.Exec("INSERT INTO "+ftsTable(ci.ID)+" (rowid, "+strings.Join(cols, ", ")+", z) VALUES (?, "+strings.Join(marks, ", ")+", '"+ftsSentinel+"')", args...); err != nil {
 		return err
+	}
+	if !flush {
+		return nil
 	}
 	return ftsFlush(tx, ci.ID)
 }
