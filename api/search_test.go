@@ -244,6 +244,26 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 	})
 }
 
+// TestSearchCSVImport: records imported from CSV are indexed like any
+// create; a row that fails (a unique clash, under its own savepoint)
+// leaves nothing in the index.
+func TestSearchCSVImport(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("imported", "base", []map[string]any{
+		f("title", "text", "searchable", true), f("code", "text", "unique", true)}, "view_rule", ""))
+	s.CreateRecord(t, "imported", map[string]any{"title": "existing", "code": "c1"})
+	data := importOK(t, s, "imported", "title,code\nZürich harbour,c2\nzurich lake,c3\nclash zurich,c1\n")
+	if apitest.Int(t, data["failed"]) != 1 || apitest.Int(t, data["created"]) != 2 {
+		t.Fatalf("want the clashing row to fail: %v", data)
+	}
+	got := listIDs(t, s, searchURL("imported", "zurich"))
+	if len(got) != 2 {
+		t.Errorf("zurich: %d records, want the 2 imported", len(got))
+	}
+	searchGot(t, "clash", listIDs(t, s, searchURL("imported", "clash")))
+}
+
 func TestSearchWithoutSearchableFields(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{EncryptionKey: testEncKey})
