@@ -269,7 +269,23 @@ func TestSearchWithoutSearchableFields(t *testing.T) {
 	s := apitest.Start(t, apitest.Options{EncryptionKey: testEncKey})
 	s.CreateCollection(t, coll("plain", "base", []map[string]any{f("title", "text")}, "view_rule", ""))
 	s.CreateRecord(t, "plain", map[string]any{"title": "hello"})
+	s.CreateCollection(t, coll("mixed", "base", []map[string]any{f("title", "text", "searchable", true), f("secret", "text", "encrypted", true)}, "view_rule", ""))
+	s.CreateRecord(t, "mixed", map[string]any{"title": "visible words", "secret": "hush"})
 	apitest.Run(t, s, []apitest.Scenario{
+		{
+			Name:            "an encrypted field is never indexed",
+			URL:             searchURL("mixed", "hush"),
+			Admin:           true,
+			ExpectedStatus:  http.StatusOK,
+			ExpectedContent: []string{`"data":[]`, `"totalItems":0`},
+		},
+		{
+			Name:            "its searchable neighbour is",
+			URL:             searchURL("mixed", "visible"),
+			Admin:           true,
+			ExpectedStatus:  http.StatusOK,
+			ExpectedContent: []string{`"totalItems":1`, `"secret":"hush"`},
+		},
 		{
 			Name:            "any search is an empty result",
 			URL:             searchURL("plain", "hello"),
@@ -277,12 +293,13 @@ func TestSearchWithoutSearchableFields(t *testing.T) {
 			ExpectedContent: []string{`"data":[]`, `"totalItems":0`},
 		},
 		{
-			Name:           "an encrypted field cannot be searchable",
-			Method:         http.MethodPost,
-			URL:            collectionsURL,
-			Admin:          true,
-			Body:           coll("sealed", "base", []map[string]any{f("s", "text", "encrypted", true, "searchable", true)}),
-			ExpectedStatus: http.StatusUnprocessableEntity,
+			Name:            "an encrypted field cannot be searchable",
+			Method:          http.MethodPost,
+			URL:             collectionsURL,
+			Admin:           true,
+			Body:            coll("sealed", "base", []map[string]any{f("s", "text", "encrypted", true, "searchable", true)}),
+			ExpectedStatus:  http.StatusUnprocessableEntity,
+			ExpectedContent: []string{"searchable and encrypted cannot both be set"},
 		},
 		{
 			Name:           "search in a batch list is 400",
