@@ -98,8 +98,8 @@ func (s *Server) realtimePresence(w http.ResponseWriter, r *http.Request) {
 	if u, err := url.PathUnescape(channel); err == nil {
 		channel = u
 	}
-	if channel == "" || len(channel) > 1024 {
-		s.writeError(w, r, engine.Errorf(engine.KindValidation, "channel must be 1 to 1024 bytes"))
+	if e := realtime.CheckChannel(channel); e != nil {
+		s.writeError(w, r, &engine.Error{Kind: engine.KindValidation, Message: "Validation failed", Details: map[string]any{"channel": e.Message}})
 		return
 	}
 	writeData(w, http.StatusOK, s.rt.Presence().State(channel))

@@ -222,4 +222,8 @@ func TestRealtimePresenceErrors(t *testing.T) {
 	if got := getPresence(t, s, "c"); len(got) != 1 {
 		t.Fatalf("failed messages changed the presence: %v", got)
 	}
+	// The GET endpoint applies the same channel limit.
+	if res, _ := s.Do(t, http.MethodGet, "/api/v1/realtime/presence/"+strings.Repeat("c", 1025), nil, nil); res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("GET of a 1025-byte channel: %d", res.StatusCode)
+	}
 }

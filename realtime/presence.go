@@ -121,7 +121,9 @@ func newPresence(h *Hub, clock func() time.Time) *Presence {
 // Presence is the hub's presence registry.
 func (h *Hub) Presence() *Presence { return h.presence }
 
-func checkChannel(channel string) *Error {
+// CheckChannel reports why channel cannot be a presence channel (nil when
+// it can): empty, or longer than 1024 bytes.
+func CheckChannel(channel string) *Error {
 	if channel == "" {
 		return &Error{CodeInvalidMessage, "a presence message needs a channel"}
 	}
@@ -165,7 +167,7 @@ func (p *Presence) observeLocked(c *Conn, channel string) *Error {
 // the channel's state for c. The other observers get a join (or an
 // update; a leave and a join when the key changed).
 func (c *Conn) Track(channel, key string, state json.RawMessage) *Error {
-	if e := checkChannel(channel); e != nil {
+	if e := CheckChannel(channel); e != nil {
 		return e
 	}
 	if len(state) > MaxPresenceState {
@@ -213,7 +215,7 @@ func (c *Conn) Track(channel, key string, state json.RawMessage) *Error {
 // Untrack removes c's presence from channel (the others get a leave) and
 // queues the channel's state for c, which still observes it.
 func (c *Conn) Untrack(channel string) *Error {
-	if e := checkChannel(channel); e != nil {
+	if e := CheckChannel(channel); e != nil {
 		return e
 	}
 	p := c.hub.presence
@@ -232,7 +234,7 @@ func (c *Conn) Untrack(channel string) *Error {
 // ObservePresence queues channel's state for c and the channel's later
 // events, without c appearing in it.
 func (c *Conn) ObservePresence(channel string) *Error {
-	if e := checkChannel(channel); e != nil {
+	if e := CheckChannel(channel); e != nil {
 		return e
 	}
 	p := c.hub.presence
