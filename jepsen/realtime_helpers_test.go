@@ -9,8 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+	"svcd/jepsen/suite"
 	"sync"
 	"time"
 
@@ -33,21 +33,7 @@ type rtEvent struct {
 }
 
 // parseRTID splits an event id "<index>" or "<index>.<n>".
-func parseRTID(s string) (index uint64, seq uint32, ok bool) {
-	is, ns, dotted := strings.Cut(s, ".")
-	index, err := strconv.ParseUint(is, 10, 64)
-	if err != nil || index == 0 {
-		return 0, 0, false
-	}
-	if dotted {
-		n, err := strconv.ParseUint(ns, 10, 32)
-		if err != nil || n == 0 {
-			return 0, 0, false
-		}
-		seq = uint32(n)
-	}
-	return index, seq, true
-}
+var parseRTID = suite.ParseEventID
 
 // rtLess orders event ids as (index, n) pairs.
 func rtLess(a, b rtEvent) bool {

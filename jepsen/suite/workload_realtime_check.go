@@ -192,8 +192,9 @@ func checkRealtime(coll string, acked []rtWrite, attempted, exists map[string]bo
 	return f, notes
 }
 
-// parseEventID splits an event id "<index>" or "<index>.<n>".
-func parseEventID(s string) (index uint64, seq uint32, ok bool) {
+// ParseEventID splits an event id "<index>" or "<index>.<n>" (the jepsen
+// cluster tests read ids with it too).
+func ParseEventID(s string) (index uint64, seq uint32, ok bool) {
 	is, ns, dotted := strings.Cut(s, ".")
 	index, err := strconv.ParseUint(is, 10, 64)
 	if err != nil || index == 0 {

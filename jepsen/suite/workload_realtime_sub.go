@@ -130,7 +130,7 @@ func (s *rtSubscriber) handle(sess *rtSession, m rtMsg) error {
 		if m.frameID != "" && m.frameID != m.EventID {
 			s.h.Problems = append(s.h.Problems, fmt.Sprintf("%s: frame id %q carries eventId %q", sess.node.Name, m.frameID, m.EventID))
 		}
-		idx, seq, ok := parseEventID(m.EventID)
+		idx, seq, ok := ParseEventID(m.EventID)
 		if !ok {
 			s.h.Problems = append(s.h.Problems, fmt.Sprintf("%s: malformed event id %q", sess.node.Name, m.EventID))
 			return nil
