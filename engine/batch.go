@@ -107,11 +107,14 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 // proposing: resolve the collection, answer what needs no row, validate,
 // hash passwords, pick ids and capture the rule context.
 func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now int64) (batchOpCmd, error) {
-	admin := p.IsAdmin()
 	p.Request = op.Request
 	switch op.Action {
 	case BatchCreate:
 		ci, err := e.writable(op.Collection)
+		if err != nil {
+			return batchOpCmd{}, err
+		}
+		admin, err := writeRights(p, ci)
 		if err != nil {
 			return batchOpCmd{}, err
 		}
@@ -129,6 +132,10 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 		if err != nil {
 			return batchOpCmd{}, err
 		}
+		admin, err := writeRights(p, ci)
+		if err != nil {
+			return batchOpCmd{}, err
+		}
 		if err := preWriteError(ci, ci.UpdateRule, admin); err != nil {
 			return batchOpCmd{}, err
 		}
@@ -143,6 +150,10 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 		if err != nil {
 			return batchOpCmd{}, err
 		}
+		admin, err := writeRights(p, ci)
+		if err != nil {
+			return batchOpCmd{}, err
+		}
 		if err := preWriteError(ci, ci.DeleteRule, admin); err != nil {
 			return batchOpCmd{}, err
 		}
@@ -152,12 +163,15 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 		if ci == nil {
 			return batchOpCmd{}, errNotFound
 		}
+		if !p.reaches(ci.Name) {
+			return batchOpCmd{}, ErrInsufficientScope
+		}
 		if op.Action == BatchList {
 			if verr := op.List.unsupportedInBatch(); verr != nil {
 				return batchOpCmd{}, verr
 			}
 		}
-		r := &batchReadCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Env: e.envFor(p, ci, nil, now),
+		r := &batchReadCmd{Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), Scopes: scopesOf(p), ID: op.ID, Env: e.envFor(p, ci, nil, now),
 			Fields: op.List.Fields, Expand: op.List.Expand}
 		if op.Action == BatchList {
 			r.List = true

@@ -24,9 +24,12 @@ type batchOpCmd struct {
 // batchReadCmd is a get (List false) or a list inside a batch. It reads the
 // transaction, so it sees the batch's earlier writes; rules see Env.
 type batchReadCmd struct {
-	Coll       string   `json:"coll"`
-	Ver        int64    `json:"ver"`
-	Admin      bool     `json:"admin"`
+	Coll  string `json:"coll"`
+	Ver   int64  `json:"ver"`
+	Admin bool   `json:"admin"`
+	// Scopes are an API token's (nil for sessions): with Admin, the
+	// reader acts as an admin inside them and reaches nothing outside.
+	Scopes     []string `json:"scopes,omitempty"`
 	List       bool     `json:"list,omitempty"`
 	ID         string   `json:"id,omitempty"`
 	Fields     string   `json:"fields,omitempty"`
@@ -132,7 +135,7 @@ func (e *Engine) batchRead(tx *fsm.Tx, r *batchReadCmd) ([]byte, error) {
 	if rc := e.renderColl(tx, ci.ID, ci.Version); rc != nil {
 		ci = rc
 	}
-	src := e.txSource(tx, r.Admin, r.Env)
+	src := e.txSource(tx, readerOf(r.Admin, r.Scopes), r.Env)
 	if !r.List {
 		rec, err := e.getRecordIn(src, ci, r.ID, r.Fields, r.Expand)
 		if err != nil {

@@ -23,7 +23,9 @@ type rowScanner interface{ Scan(dest ...any) error }
 // earlier writes, resolves collections as of this log index and evaluates
 // rules with the command's captured request context.
 type readSource struct {
-	admin bool
+	// who is the reader: its rights decide, per collection, whether rules
+	// apply, hidden fields show, or the collection is out of reach.
+	who Principal
 	// query runs a statement; cached asks for a reused preparation.
 	query    func(cached bool, q string, args ...any) (rowsIter, error)
 	queryRow func(q string, args ...any) rowScanner
@@ -38,7 +40,7 @@ type readSource struct {
 // replicaSource reads committed state on this node as p.
 func (e *Engine) replicaSource(r *fsm.Reader, p Principal) *readSource {
 	return &readSource{
-		admin: p.IsAdmin(),
+		who: p,
 		query: func(cached bool, q string, args ...any) (rowsIter, error) {
 			if cached {
 				return r.Query(q, args...)
@@ -52,18 +54,18 @@ func (e *Engine) replicaSource(r *fsm.Reader, p Principal) *readSource {
 	}
 }
 
-// txSource reads inside the apply transaction, with the request context
-// env captured in the command.
-func (e *Engine) txSource(tx *fsm.Tx, admin bool, env *ruleEnv) *readSource {
+// txSource reads inside the apply transaction as who, with the request
+// context env captured in the command.
+func (e *Engine) txSource(tx *fsm.Tx, who Principal, env *ruleEnv) *readSource {
 	return &readSource{
-		admin: admin,
+		who: who,
 		// Reads in a batch vary with each request's filter: never cached
 		// on the writer, whose statement cache serves the write path.
 		query:    func(_ bool, q string, args ...any) (rowsIter, error) { return tx.QueryDirect(q, args...) },
 		queryRow: func(q string, args ...any) rowScanner { return tx.QueryRow(q, args...) },
 		coll:     func(nameOrID string) *collInfo { return e.txCollection(tx, nameOrID) },
 		res:      txResolver{e, tx},
-		env:      func(forRule bool) *filter.Env { return env.readEnv(admin, forRule) },
+		env:      func(forRule bool) *filter.Env { return env.readEnv(who, forRule) },
 	}
 }
 
@@ -93,10 +95,20 @@ func (e *Engine) renderColl(tx *fsm.Tx, id string, ver int64) *collInfo {
 	return ci
 }
 
-// readEnv is the filter context of a read inside the state machine.
-func (r *ruleEnv) readEnv(admin, forRule bool) *filter.Env {
+// readEnv is the filter context of a read inside the state machine: a
+// rule's (forRule) or the reader's own filter's.
+func (r *ruleEnv) readEnv(who Principal, forRule bool) *filter.Env {
 	env := r.filterEnv()
-	env.AllowHidden = forRule || admin
-	env.PublicOnly = !forRule && !admin
-	return env
+	if forRule {
+		return env
+	}
+	env.AllowHidden = false
+	return who.filterEnv(env)
 }
+
+// bypass reports whether the reader acts as an admin on ci (no rules,
+// hidden fields shown).
+func (s *readSource) bypass(ci *collInfo) bool { return s.who.bypasses(ci.Name, false) }
+
+// reaches reports whether the reader may read ci at all.
+func (s *readSource) reaches(ci *collInfo) bool { return s.who.reaches(ci.Name) }

@@ -39,11 +39,11 @@ func (e *Engine) RealtimeCollection(name string) string {
 // (the row no longer fits it) denies.
 func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
 	ci := e.collection(ch.CollectionID)
-	if ci == nil || len(ch.Row) != 3+len(ci.fields) || !p.HasScope(ci.Name, false) {
+	if ci == nil || len(ch.Row) != 3+len(ci.fields) || !p.reaches(ci.Name) {
 		return nil
 	}
 	r := &RealtimeRecord{e: e, ci: ci, row: ch.Row, p: p, rec: ch.filterRecordFor(ci)}
-	if p.IsAdmin() {
+	if p.bypasses(ci.Name, false) {
 		return r
 	}
 	if ci.ViewRule == nil {
@@ -101,7 +101,7 @@ func (r *RealtimeRecord) Match(f filter.Expr) bool {
 // the same JSON (hidden fields are for admins only), so a subscriber's
 // frame can be reused for the next.
 func (r *RealtimeRecord) Variant() int {
-	if r.p.IsAdmin() {
+	if r.p.bypasses(r.ci.Name, false) {
 		return 1
 	}
 	return 0
@@ -109,7 +109,7 @@ func (r *RealtimeRecord) Variant() int {
 
 // JSON is the record as the principal may read it.
 func (r *RealtimeRecord) JSON() []byte {
-	return r.ci.appendRecord(make([]byte, 0, 256), r.row, r.p.IsAdmin(), nil)
+	return r.ci.appendRecord(make([]byte, 0, 256), r.row, r.p.bypasses(r.ci.Name, false), nil)
 }
 
 // filterRecord names a row's stored values for the in-memory evaluator.

@@ -85,9 +85,12 @@ type expandMember struct {
 // expandLevel expands the keys of tree for rows of ci.
 func (e *Engine) expandLevel(src *readSource, ci *collInfo, rows [][]any, tree *expandTree) ([][]expandMember, error) {
 	members := make([][]expandMember, len(rows))
+	if len(rows) == 0 {
+		return members, nil // a level that found nothing has nothing below it
+	}
 	for _, key := range tree.keys {
 		var err error
-		if fi := ci.fieldByName(key); fi != nil && fi.Type == schema.FieldRelation && (!fi.Hidden || src.admin) {
+		if fi := ci.fieldByName(key); fi != nil && fi.Type == schema.FieldRelation && (!fi.Hidden || src.bypass(ci)) {
 			err = e.expandForward(src, ci, rows, fi, key, tree.children[key], members)
 		} else if coll, field, ok := splitVia(key); ok {
 			err = e.expandBack(src, ci, rows, coll, field, key, tree.children[key], members)
@@ -146,7 +149,7 @@ func (e *Engine) fetchVisible(src *readSource, target *collInfo, extra string, e
 	}
 	conds = append(conds, extra)
 	args = append(args, extraArgs...)
-	rows, err := src.query(false, "SELECT "+target.selectCols+" FROM "+target.table+" AS _r"+whereClause(conds)+" ORDER BY "+target.orderBy("", src.admin), args...)
+	rows, err := src.query(false, "SELECT "+target.selectCols+" FROM "+target.table+" AS _r"+whereClause(conds)+" ORDER BY "+target.orderBy("", src.bypass(target)), args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,7 +183,7 @@ func (e *Engine) fetchVisible(src *readSource, target *collInfo, extra string, e
 		if nested != nil {
 			x = nested[i]
 		}
-		byID[asString(row[0])] = target.appendRecordExpanded(nil, row, src.admin, nil, x)
+		byID[asString(row[0])] = target.appendRecordExpanded(nil, row, src.bypass(target), nil, x)
 	}
 	return found, byID, nil
 }
@@ -247,7 +250,7 @@ func (e *Engine) expandBack(src *readSource, ci *collInfo, rows [][]any, collNam
 		return nil
 	}
 	f := target.fieldByName(fieldName)
-	if f == nil || f.Type != schema.FieldRelation || f.Collection != ci.ID || (f.Hidden && !src.admin) {
+	if f == nil || f.Type != schema.FieldRelation || f.Collection != ci.ID || (f.Hidden && !src.bypass(target)) || !src.reaches(target) {
 		return nil
 	}
 	parents := make([]any, len(rows))

@@ -99,17 +99,37 @@ type sortKey struct {
 
 // sortKeys resolves a sort parameter ("-created,title") to known columns;
 // unknown or unreadable names are dropped. Lists and keyset walks share it.
+// A column named twice counts once (its first direction): a later term
+// on the same column cannot change the order. At most maxSortKeys terms
+// are kept.
 func (ci *collInfo) sortKeys(sortParam string, admin bool) []sortKey {
 	var keys []sortKey
 	for _, tok := range strings.Split(sortParam, ",") {
 		tok = strings.TrimSpace(tok)
 		desc := strings.HasPrefix(tok, "-")
 		name := strings.TrimLeft(tok, "+-")
-		if col := ci.sortColumn(name, admin); col != "" {
-			keys = append(keys, sortKey{name: name, col: col, desc: desc})
+		col := ci.sortColumn(name, admin)
+		if col == "" || hasSortCol(keys, col) {
+			continue
+		}
+		keys = append(keys, sortKey{name: name, col: col, desc: desc})
+		if len(keys) == maxSortKeys {
+			break
 		}
 	}
 	return keys
+}
+
+// maxSortKeys bounds the columns of one ORDER BY.
+const maxSortKeys = 16
+
+func hasSortCol(keys []sortKey, col string) bool {
+	for _, k := range keys {
+		if k.col == col {
+			return true
+		}
+	}
+	return false
 }
 
 func (ci *collInfo) sortColumn(name string, admin bool) string {

@@ -13,20 +13,27 @@ import (
 
 // readEnv is the context of a read on this replica now. For the view rule
 // (written by admins) hidden fields and every collection are readable; for
-// a caller's own filter only what the caller could list.
+// a caller's own filter only what the caller may read (Principal.filterEnv).
 func (e *Engine) readEnv(p Principal, forRule bool) *filter.Env {
-	return &filter.Env{
+	env := &filter.Env{
 		Now: e.now().UTC(), Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p),
-		Headers: p.Request.Headers, Query: p.Request.Query,
-		AllowHidden: forRule || p.IsAdmin(), PublicOnly: !forRule && !p.IsAdmin(),
+		Headers: p.Request.Headers, Query: p.Request.Query, AllowHidden: forRule,
 	}
+	if forRule {
+		return env
+	}
+	return p.filterEnv(env)
 }
 
 // readCond is the WHERE condition a read of ci from src must satisfy: the
-// view rule (for non-admins) and, when given, a filter. A malformed filter
-// is dropped; an invalid rule admits nothing (deny).
+// view rule (unless the reader bypasses rules on ci) and, when given, a
+// filter. A malformed filter is dropped; an invalid rule admits nothing
+// (deny); a collection out of the reader's reach is ErrInsufficientScope.
 func readCond(src *readSource, ci *collInfo, filterText string) (conds []string, args []any, deny bool, err error) {
-	if !src.admin {
+	if !src.reaches(ci) {
+		return nil, nil, false, ErrInsufficientScope
+	}
+	if !src.bypass(ci) {
 		if ci.ViewRule == nil {
 			return nil, nil, false, errAdminOnly
 		}
@@ -94,7 +101,7 @@ func (e *Engine) getRecordIn(src *readSource, ci *collInfo, id, fields, expand s
 		return nil, err
 	}
 	rec := &Record{ETag: ci.etag(row)}
-	rec.JSON = ci.appendRecordExpanded(make([]byte, 0, 256), row, src.admin, parseProjection(fields), exp[0])
+	rec.JSON = ci.appendRecordExpanded(make([]byte, 0, 256), row, src.bypass(ci), parseProjection(fields), exp[0])
 	return rec, nil
 }
 
@@ -116,7 +123,7 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 
 // listRecordsIn reads one page of ci from src.
 func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*RecordList, error) {
-	admin := src.admin
+	admin := src.bypass(ci)
 	if q.Page < 1 || q.CursorMode {
 		q.Page = 1
 	}

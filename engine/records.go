@@ -43,6 +43,15 @@ func decodeBody(body []byte) (map[string]any, error) {
 	return m, nil
 }
 
+// writeRights answers whether p writes ci as an admin (rules bypassed), or
+// ErrInsufficientScope for an API token without write scope on it.
+func writeRights(p Principal, ci *collInfo) (admin bool, err error) {
+	if !p.HasScope(ci.Name, true) {
+		return false, ErrInsufficientScope
+	}
+	return p.bypasses(ci.Name, true), nil
+}
+
 // CreateRecord validates body and creates a record in collection name.
 func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, body []byte) (*Record, uint64, error) {
 	in, err := decodeBody(body)
@@ -54,17 +63,21 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		if err != nil {
 			return nil, 0, err
 		}
-		if !p.IsAdmin() && ci.CreateRule == nil {
+		admin, err := writeRights(p, ci)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !admin && ci.CreateRule == nil {
 			return nil, 0, errAdminOnly
 		}
 		now := e.now().Unix()
-		id, values, verr := e.prepareCreate(ci, in, p.IsAdmin(), now)
+		id, values, verr := e.prepareCreate(ci, in, admin, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
 		res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
+			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
@@ -72,7 +85,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		if err != nil {
 			return nil, idx, err
 		}
-		return ci.record(res.([]any), p.IsAdmin()), idx, nil
+		return ci.record(res.([]any), admin), idx, nil
 	}
 }
 
@@ -88,19 +101,23 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err != nil {
 			return nil, 0, err
 		}
+		admin, err := writeRights(p, ci)
+		if err != nil {
+			return nil, 0, err
+		}
 		// Answer a denied caller before validating, so a refusal never
 		// reveals field names; the state machine decides again at apply.
-		if err := preWriteError(ci, ci.UpdateRule, p.IsAdmin()); err != nil {
+		if err := preWriteError(ci, ci.UpdateRule, admin); err != nil {
 			return nil, 0, err
 		}
 		now := e.now().Unix()
-		values, verr := e.prepareUpdate(ci, in, p.IsAdmin(), now)
+		values, verr := e.prepareUpdate(ci, in, admin, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
 		res, idx, err := e.propose(ctx, cmdRecordUpdate, recordUpdateCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
+			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
@@ -108,7 +125,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err != nil {
 			return nil, idx, err
 		}
-		return ci.record(res.([]any), p.IsAdmin()), idx, nil
+		return ci.record(res.([]any), admin), idx, nil
 	}
 }
 
@@ -119,12 +136,16 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 		if err != nil {
 			return 0, err
 		}
-		if err := preWriteError(ci, ci.DeleteRule, p.IsAdmin()); err != nil {
+		admin, err := writeRights(p, ci)
+		if err != nil {
+			return 0, err
+		}
+		if err := preWriteError(ci, ci.DeleteRule, admin); err != nil {
 			return 0, err
 		}
 		now := e.now().Unix()
 		_, idx, err := e.propose(ctx, cmdRecordDelete, recordDeleteCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), ID: id, IfMatch: ifMatch, Now: now,
+			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, IfMatch: ifMatch, Now: now,
 			Env: e.envFor(p, ci, nil, now), Actor: actorOf(p),
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {

@@ -77,7 +77,7 @@ func searchCond(src *readSource, ci *collInfo, q string, byCreated bool) (*searc
 	}
 	var cols []string
 	for n, i := range sf {
-		if src.admin || !ci.fields[i].Hidden {
+		if src.bypass(ci) || !ci.fields[i].Hidden {
 			cols = append(cols, fmt.Sprintf("c%d", n))
 		}
 	}

@@ -74,7 +74,7 @@ func (e *Engine) listNear(src *readSource, ci *collInfo, q ListQuery, nq *nearQu
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		rec = appendScore(ci.appendRecordExpanded(rec[:0], row, src.admin, proj, exp[i]), scores[i])
+		rec = appendScore(ci.appendRecordExpanded(rec[:0], row, src.bypass(ci), proj, exp[i]), scores[i])
 		buf = append(buf, rec...)
 	}
 	out.Data = append(buf, ']')

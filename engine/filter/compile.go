@@ -305,7 +305,7 @@ func (c *compiler) operand(o Operand) (*operand, error) {
 		if coll == nil {
 			return nil, compileErr("unknown collection %q", x.Name)
 		}
-		if c.env.PublicOnly && !coll.Public {
+		if !c.env.reaches(coll) {
 			return nil, compileErr("collection %q is not readable here", x.Name)
 		}
 		a := c.newAlias("c")
@@ -407,7 +407,7 @@ func (c *compiler) path(coll *Collection, a string, path []string, in *operand) 
 			if target == nil {
 				return nil, compileErr("relation %q has no target", seg)
 			}
-			if c.env.PublicOnly && !target.Public {
+			if !c.env.reaches(target) {
 				return nil, compileErr("relation %q leads to a collection that is not readable here", seg)
 			}
 			b := c.newAlias("r")
@@ -463,7 +463,7 @@ func (c *compiler) backRelation(coll *Collection, a, targetName, fieldName strin
 	if f == nil || f.Type != schema.FieldRelation || f.Target != coll.ID {
 		return nil, "", compileErr("%s.%s is not a relation to %s", targetName, fieldName, coll.Name)
 	}
-	if f.Private || (f.Hidden && !c.env.AllowHidden) || (c.env.PublicOnly && !target.Public) {
+	if f.Private || (f.Hidden && !c.env.AllowHidden) || !c.env.reaches(target) {
 		return nil, "", compileErr("back-relation %s_via_%s is not readable here", targetName, fieldName)
 	}
 	b := c.newAlias("v")

@@ -63,11 +63,15 @@ type Env struct {
 	// AllowHidden lets hidden fields be read: admins' filters and rules
 	// (which admins write) may; other callers' filters may not.
 	AllowHidden bool
-	// PublicOnly restricts reads of other records (relations,
-	// back-relations, @collection) to collections everyone may view: a
-	// caller's filter must not reveal what the caller cannot list.
-	PublicOnly bool
+	// Readable, when set, decides which collections an expression may
+	// reach besides its own (relations, back-relations, @collection): a
+	// caller's filter must not reveal what the caller cannot list. Nil
+	// reaches every collection (rules, which admins write).
+	Readable func(c *Collection) bool
 }
+
+// reaches reports whether the expression may read records of c.
+func (e *Env) reaches(c *Collection) bool { return e.Readable == nil || e.Readable(c) }
 
 // Kind classifies values for comparison and coercion.
 type Kind uint8
