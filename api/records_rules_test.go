@@ -305,7 +305,7 @@ func TestAuthRecords(t *testing.T) {
 			Name:               "a non-admin cannot verify the email",
 			Method:             http.MethodPatch,
 			URL:                "/api/v1/users/" + userID,
-			Body:               map[string]any{"email_verified": true, "password": "another-long-password"},
+			Body:               map[string]any{"email_verified": true, "password": "another-long-password", "oldPassword": pw},
 			ExpectedStatus:     http.StatusOK,
 			ExpectedContent:    []string{`"email_verified":false`},
 			NotExpectedContent: private,

@@ -1,12 +1,16 @@
 package api_test
 
 import (
+	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
 	"svcd/api/apitest"
+	"svcd/fsm"
 )
 
 // Finding 11 of the security review (issue 13): a nested expand whose first
@@ -60,5 +64,43 @@ func TestNestedExpandOfNothingAndLongSorts(t *testing.T) {
 	want := listIDs(t, s, "/api/v1/pub?sort=title")
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("sort title,-title = %v, want %v", got, want)
+	}
+}
+
+// Finding 4 of the security review (issue 13): the ETag was an unkeyed hash
+// of the whole stored row, so an anonymous caller recovered a hidden
+// four-digit pin (or a hidden boolean) offline in under a second. This test
+// is that attacker: it hashes every candidate row the way the old tag did.
+func TestETagRevealsNoHiddenValue(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("pins", "base", []map[string]any{
+		f("title", "text"), f("pin", "text", "hidden", true), f("vip", "bool", "hidden", true),
+	}, "view_rule", ""))
+	id := s.CreateRecord(t, "pins", map[string]any{"title": "door", "pin": "4711", "vip": true})["id"].(string)
+	res, body := s.Do(t, http.MethodGet, "/api/v1/pins/"+id, nil, nil)
+	tag := res.Header.Get("ETag")
+	rec := apitest.Obj(t, apitest.DecodeMap(t, body)["data"])
+	if res.StatusCode != http.StatusOK || tag == "" || rec["pin"] != nil {
+		t.Fatalf("GET: %d %q %s", res.StatusCode, tag, body)
+	}
+	parts := strings.Split(strings.Trim(strings.TrimPrefix(tag, "W/"), `"`), "-")
+	if len(parts) != 3 || parts[0] != id {
+		t.Fatalf("ETag %q", tag)
+	}
+	created, updated := apitest.Int(t, rec["created"]), apitest.Int(t, rec["updated"])
+	for pin := range 10000 {
+		for _, vip := range []int64{0, 1} {
+			h := fnv.New64a()
+			fsm.HashValues(h, []any{id, created, updated, "door", fmt.Sprintf("%04d", pin), vip})
+			if strconv.FormatUint(h.Sum64(), 36) == parts[1] {
+				t.Fatalf("the ETag %s gives the hidden values away: pin %04d, vip %d", tag, pin, vip)
+			}
+		}
+	}
+	// It still changes with a hidden value (If-Match keeps guarding it).
+	s.MustAdmin(t, http.StatusOK, http.MethodPatch, "/api/v1/pins/"+id, map[string]any{"pin": "0000"})
+	if res, _ := s.Do(t, http.MethodGet, "/api/v1/pins/"+id, nil, nil); res.Header.Get("ETag") == tag {
+		t.Errorf("a change of a hidden field kept the ETag %s", tag)
 	}
 }

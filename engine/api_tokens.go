@@ -156,20 +156,6 @@ func (e *Engine) DeleteAPIToken(ctx context.Context, id string) (uint64, error) 
 	return idx, err
 }
 
-// authenticateAPIToken resolves an svcat_ token to its admin, with the
-// token's scopes.
-func (e *Engine) authenticateAPIToken(raw string) (Principal, error) {
-	t := e.tokens.Load().byHash[hashAPIToken(raw)]
-	if t == nil || e.now().Unix() >= t.ExpiresAt {
-		return Principal{}, errBadToken
-	}
-	a := e.AdminByID(t.AdminID)
-	if a == nil {
-		return Principal{}, errBadToken
-	}
-	return Principal{Kind: AdminPrincipal, ID: a.ID, Email: a.Email, Role: ParseRole(a.Role), TokenID: t.ID, Scopes: t.Scopes}, nil
-}
-
 func (e *Engine) applyAPITokenCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[apiTokenCreateCmd](cmd)
 	if err != nil {

@@ -53,6 +53,7 @@ func (e *Engine) SignInAnonymous(ctx context.Context, name string) (*UserSession
 				values[i] = email
 			case f.system && f.Name == "is_anonymous":
 				values[i] = int64(1)
+
 			case f.system && f.typ.Name() == schema.FieldBool:
 				values[i] = int64(0)
 			case f.system:
@@ -90,6 +91,11 @@ type promoteCmd struct {
 	// The guest token, revoked with the change.
 	JTI string `json:"jti"`
 	Exp int64  `json:"exp"`
+	// Env is the guest's request as the collection's update rule sees it
+	// (@request.body holds the sent fields): a promote is an update of
+	// the guest's own record by the guest. Commands proposed before this
+	// rule existed carry none and replay without the check.
+	Env *ruleEnv `json:"env,omitempty"`
 }
 
 // Promote turns the caller, a guest of collection name, into a real
@@ -125,15 +131,21 @@ func (e *Engine) Promote(ctx context.Context, p Principal, name string, body []b
 		if len(d) > 0 {
 			return nil, 0, ValidationError(d)
 		}
+		// Refuse before validating, as a record update does: a refusal
+		// never reveals field names.
+		if err := preWriteError(ci, ci.UpdateRule, false); err != nil {
+			return nil, 0, err
+		}
 		now := e.now().Unix()
 		values, verr := e.prepareUpdate(ci, in, false, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
+		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
 		if other, err := e.userByEmail(ctx, ci, asString(values["email"])); err != nil || (other != nil && asString(other[0]) != p.ID) {
 			return nil, 0, firstErr(err, errEmailTaken)
 		}
-		cmd := promoteCmd{Coll: ci.ID, Ver: ci.Version, ID: p.ID, Now: now, Values: values, JTI: p.TokenID}
+		cmd := promoteCmd{Coll: ci.ID, Ver: ci.Version, ID: p.ID, Now: now, Values: values, JTI: p.TokenID, Env: env}
 		if p.Claims != nil && p.Claims.ExpiresAt != nil {
 			cmd.Exp = p.Claims.ExpiresAt.Unix()
 		}
@@ -167,6 +179,11 @@ func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	if !asBool(row[ci.rowIndex("is_anonymous")]) {
 		return nil, errAnonymousOnly
+	}
+	if c.Env != nil {
+		if err := e.writeRuleError(tx, ci, ci.UpdateRule, false, c.Env, c.ID); err != nil {
+			return nil, err
+		}
 	}
 	email := asString(c.Values["email"])
 	var taken int

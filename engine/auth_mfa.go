@@ -19,7 +19,8 @@ import (
 // ticket is consumed by the first right code and burned by the fifth
 // wrong one, on whichever nodes the attempts land. Rows outlive their
 // ticket by a grace period (clocks of nodes differ) and are then removed.
-
+// Wrong codes also count against the account's code budget
+// (code_budget.go).
 const (
 	mfaTicketTTL   = 5 * time.Minute
 	mfaMaxAttempts = 5
@@ -59,6 +60,9 @@ type mfaExchangeCmd struct {
 	Exp    int64        `json:"exp"`
 	Factor secondFactor `json:"factor"`
 	Now    int64        `json:"now"`
+	// AccountCap applies the account's code budget (commands proposed
+	// before it existed replay without it).
+	AccountCap bool `json:"account_cap,omitempty"`
 }
 
 // LoginMFA exchanges an MFA ticket and a TOTP code (or a recovery code)
@@ -93,7 +97,7 @@ func (e *Engine) LoginMFA(ctx context.Context, name, ticket, code, recovery stri
 	}
 	res, idx, err := e.propose(ctx, cmdMFAExchange, mfaExchangeCmd{
 		JTI: c.RegisteredClaims.ID, Coll: ci.ID, UserID: c.ID, Exp: c.ExpiresAt.Unix(),
-		Factor: e.checkFactor(ci.ID, c.ID, st, code, recovery), Now: e.now().Unix(),
+		Factor: e.checkFactor(ci.ID, c.ID, st, code, recovery), Now: e.now().Unix(), AccountCap: true,
 	})
 	if err != nil {
 		return nil, idx, err
@@ -136,6 +140,11 @@ func (e *Engine) applyMFAExchange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if state != "open" {
 		return outcome("spent"), nil
 	}
+	if c.AccountCap {
+		if err := codeBudgetOpen(tx, c.Coll, c.UserID, c.Now); err != nil {
+			return nil, err
+		}
+	}
 	ok, err := useFactorTx(tx, c.Coll, c.UserID, c.Factor, c.Now)
 	if err != nil {
 		return nil, err
@@ -148,6 +157,11 @@ func (e *Engine) applyMFAExchange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		res = outcome("wrong")
 		if attempts >= mfaMaxAttempts {
 			state = "burned"
+		}
+		if c.AccountCap {
+			if err := codeFailed(tx, c.Coll, c.UserID, c.Now); err != nil {
+				return nil, err
+			}
 		}
 	}
 	_, err = tx.Exec(`INSERT INTO _svc_mfa_tickets (jti, coll, user_id, state, attempts, expires_at) VALUES (?, ?, ?, ?, ?, ?)

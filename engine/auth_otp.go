@@ -132,6 +132,13 @@ type otpAuthCmd struct {
 	UserID    string `json:"user_id,omitempty"`
 	CodeMAC   string `json:"code_mac,omitempty"`
 	Now       int64  `json:"now"`
+	// AccountCap applies the account's code budget to codes (commands
+	// proposed before it existed replay without it).
+	AccountCap bool `json:"account_cap,omitempty"`
+	// Unknown keys the budget of an email no account has, so that a
+	// stranger's email runs out of tries like an account's and the
+	// answers never tell them apart.
+	Unknown string `json:"unknown,omitempty"`
 }
 
 // AuthWithOTP signs in with an OTP token or code: a session, or an MFA
@@ -145,7 +152,7 @@ func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*Use
 	if !e.authFeature(ci, "otp") {
 		return nil, 0, errFeatureOff("Email OTP")
 	}
-	cmd := otpAuthCmd{Coll: ci.ID, Now: e.now().Unix()}
+	cmd := otpAuthCmd{Coll: ci.ID, Now: e.now().Unix(), AccountCap: true}
 	switch code := strings.TrimSpace(in.Code); {
 	case in.Token != "":
 		cmd.TokenHash = e.otpTokenHash(in.Token)
@@ -161,6 +168,8 @@ func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*Use
 		}
 		if row != nil {
 			cmd.UserID = asString(row[0])
+		} else {
+			cmd.Unknown = "?" + e.macHex(keyOTP, "unknown", strings.ToLower(strings.TrimSpace(in.Email)))
 		}
 		cmd.CodeMAC = e.otpCodeMAC(ci.ID, cmd.UserID, code)
 	default:
@@ -201,6 +210,25 @@ func (e *Engine) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if _, err := tx.Exec(`DELETE FROM _svc_otps WHERE expires_at <= ?`, c.Now); err != nil {
 		return nil, err
 	}
+	// A code spends the budget of its account, or of its email when no
+	// account has it: budget is that key ("" for a link token, and for
+	// commands from before the budget).
+	budget := ""
+	if c.TokenHash == "" && c.AccountCap {
+		budget = c.UserID
+		if budget == "" {
+			budget = c.Unknown
+		}
+		if err := codeBudgetOpen(tx, c.Coll, budget, c.Now); err != nil {
+			return nil, err
+		}
+	}
+	wrong := func() error {
+		if budget == "" {
+			return nil
+		}
+		return codeFailed(tx, c.Coll, budget, c.Now)
+	}
 	var id, uid, mac string
 	var attempts int64
 	switch {
@@ -211,15 +239,18 @@ func (e *Engine) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		err = tx.QueryRow(`SELECT id, user_id, code_mac, attempts FROM _svc_otps WHERE coll = ? AND user_id = ?`,
 			c.Coll, c.UserID).Scan(&id, &uid, &mac, &attempts)
 	default:
-		return outcome("invalid"), nil
+		return outcome("invalid"), wrong()
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return outcome("invalid"), nil
+		return outcome("invalid"), wrong()
 	}
 	if err != nil {
 		return nil, err
 	}
 	if c.TokenHash == "" && subtle.ConstantTimeCompare([]byte(mac), []byte(c.CodeMAC)) != 1 {
+		if err := wrong(); err != nil {
+			return nil, err
+		}
 		attempts++
 		if attempts >= otpMaxAttempts {
 			_, err := tx.Exec(`DELETE FROM _svc_otps WHERE id = ?`, id)

@@ -39,7 +39,8 @@ func (e *Engine) RequestPasswordReset(ctx context.Context, name, email string) e
 			return err
 		}
 		stored, _ := row[ci.rowIndex("email")].(string)
-		tok, _, err := e.signer.Issue(token.Claims{ID: asString(row[0]), Email: stored, Collection: ci.ID}, audReset, e.now(), resetTTL)
+		tok, _, err := e.signer.Issue(token.Claims{ID: asString(row[0]), Email: stored, Collection: ci.ID}, audReset,
+			issueAfter(e.now(), asInt64(row[ci.rowIndex("password_reset_at")])), resetTTL)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"svcd/engine/password"
@@ -171,47 +170,6 @@ func (e *Engine) issueUserSession(ci *collInfo, row []any, authTime int64, imper
 		return nil, fmt.Errorf("engine: issue token: %w", err)
 	}
 	return &UserSession{Token: tok, Record: ci.appendRecord(nil, row, false, nil), TTL: ttl}, nil
-}
-
-// Authenticate verifies a bearer token (admin or user) and returns the
-// caller: signature, issuer, audience, expiry, revocation, the account
-// still existing, and for users that the password was not reset after the
-// token was issued. Admins get their current role.
-func (e *Engine) Authenticate(ctx context.Context, raw string) (Principal, error) {
-	if strings.HasPrefix(raw, APITokenPrefix) {
-		return e.authenticateAPIToken(raw)
-	}
-	c, aud, err := e.signer.VerifyAny(raw, token.AudAdmin, token.AudUser)
-	if err != nil || e.revoked.has(c.RegisteredClaims.ID) {
-		return Principal{}, errBadToken
-	}
-	if aud == token.AudAdmin {
-		a := e.AdminByID(c.ID)
-		if a == nil || c.IssuedAt == nil || c.IssuedAt.Unix() <= a.tokensAfter {
-			return Principal{}, errBadToken
-		}
-		return Principal{Kind: AdminPrincipal, ID: a.ID, Email: a.Email, Role: ParseRole(a.Role), TokenID: c.RegisteredClaims.ID, Claims: c}, nil
-	}
-	ci, err := e.authCollection(c.Collection)
-	if err != nil {
-		return Principal{}, errBadToken
-	}
-	row, err := e.userByID(ctx, ci, c.ID)
-	if err != nil {
-		return Principal{}, err
-	}
-	if row == nil {
-		return Principal{}, errBadToken
-	}
-	if reset := asInt64(row[ci.rowIndex("password_reset_at")]); reset > 0 && (c.IssuedAt == nil || c.IssuedAt.Unix() <= reset) {
-		return Principal{}, errBadToken
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(ci.appendRecord(nil, row, false, nil), &fields); err != nil {
-		return Principal{}, err
-	}
-	email, _ := row[ci.rowIndex("email")].(string)
-	return Principal{Kind: User, ID: c.ID, Email: email, Collection: ci.Name, TokenID: c.RegisteredClaims.ID, Claims: c, AuthRecord: fields}, nil
 }
 
 // RefreshedSession is a new token for the caller's session, with the user

@@ -82,7 +82,7 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 		cmd := batchCmd{Ops: make([]batchOpCmd, len(ops))}
 		now := e.now().Unix()
 		for i, op := range ops {
-			c, err := e.prepareBatchOp(p, op, decoded[i], now)
+			c, err := e.prepareBatchOp(ctx, p, op, decoded[i], now)
 			if err != nil {
 				return nil, 0, BatchError(i, err)
 			}
@@ -106,7 +106,7 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 // prepareBatchOp does for one entry what the single endpoint does before
 // proposing: resolve the collection, answer what needs no row, validate,
 // hash passwords, pick ids and capture the rule context.
-func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now int64) (batchOpCmd, error) {
+func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in map[string]any, now int64) (batchOpCmd, error) {
 	p.Request = op.Request
 	switch op.Action {
 	case BatchCreate:
@@ -144,7 +144,12 @@ func (e *Engine) prepareBatchOp(p Principal, op BatchOp, in map[string]any, now 
 			return batchOpCmd{}, verr
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
-		return batchOpCmd{Update: &recordUpdateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Now: now, Values: values, IfMatch: op.IfMatch, Env: env, Actor: actorOf(p)}}, nil
+		was, err := e.verifyOldPassword(ctx, ci, op.ID, in, admin, env)
+		if err != nil {
+			return batchOpCmd{}, err
+		}
+		return batchOpCmd{Update: &recordUpdateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Now: now, Values: values,
+			IfMatch: op.IfMatch, Env: env, Actor: actorOf(p), Account: true, PasswordWas: was}}, nil
 	case BatchDelete:
 		ci, err := e.writable(op.Collection)
 		if err != nil {

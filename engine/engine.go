@@ -54,6 +54,7 @@ type Engine struct {
 	version  atomic.Int64 // schema version of the internal tables
 	revoked  revokedSet
 	tokens   atomic.Pointer[apiTokenSet] // API tokens by hash and id
+	etagKey  atomic.Pointer[[]byte]      // see etag.go
 	// mailSlots holds a token per background auth mail in flight.
 	mailSlots chan struct{}
 }
@@ -143,6 +144,11 @@ func (e *Engine) onEvents(events []fsm.Event) {
 			e.log.Error("reload API tokens", "err", err)
 		}
 	}
+	if schema && admins && settings {
+		if err := e.reloadETagKey(ctx); err != nil {
+			e.log.Error("reload etag key", "err", err)
+		}
+	}
 }
 
 func (e *Engine) reloadAll(ctx context.Context) error {
@@ -171,9 +177,11 @@ func (e *Engine) reloadAll(ctx context.Context) error {
 		if err := e.reloadRevoked(ctx); err != nil {
 			return err
 		}
-		return e.reloadAPITokens(ctx)
+		if err := e.reloadAPITokens(ctx); err != nil {
+			return err
+		}
 	}
-	return nil
+	return e.reloadETagKey(ctx)
 }
 
 // propose encodes payload as the command's JSON and commits it.

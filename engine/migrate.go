@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -78,6 +79,31 @@ var migrations = [][]string{
 			actor_type TEXT NOT NULL)`,
 		`CREATE INDEX _svc_history_record ON _svc_history (collection_id, record_id, id)`,
 	},
+	5: {
+		// Wrong second-factor codes per account over a window (TOTP,
+		// recovery and email OTP codes; engine/code_budget.go).
+		`CREATE TABLE _svc_code_failures (coll TEXT NOT NULL, user_id TEXT NOT NULL, failures INTEGER NOT NULL,
+			window_end INTEGER NOT NULL, PRIMARY KEY (coll, user_id)) WITHOUT ROWID`,
+		// The token floor of deleted accounts: an account created again
+		// with the same id refuses the old one's tokens
+		// (engine/account_cleanup.go).
+		`CREATE TABLE _svc_deleted_accounts (coll TEXT NOT NULL, id TEXT NOT NULL, floor INTEGER NOT NULL,
+			PRIMARY KEY (coll, id)) WITHOUT ROWID`,
+		// Keys drawn once for the whole cluster and replicated: the ETag
+		// key (engine/etag.go), installed from the migrate command.
+		`CREATE TABLE _svc_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) WITHOUT ROWID`,
+	},
+}
+
+// internalVersionTx is the internal schema version as of the transaction:
+// what an old command replayed by a newer binary may touch.
+func internalVersionTx(tx *fsm.Tx) (int64, error) {
+	var v int64
+	err := tx.QueryRow(`SELECT v FROM _svc_meta WHERE k = 'schema_version'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
 }
 
 // SchemaVersion is the newest internal schema this binary knows.
@@ -85,6 +111,8 @@ func SchemaVersion() int64 { return int64(len(migrations) - 1) }
 
 type migrateCmd struct {
 	Version int64 `json:"version"`
+	// ETagKey (hex) is installed by the migration to version 5.
+	ETagKey string `json:"etag_key,omitempty"`
 }
 
 func (e *Engine) readSchemaVersion(ctx context.Context) (int64, error) {
@@ -110,7 +138,11 @@ func (e *Engine) Migrate(ctx context.Context) error {
 	if e.Migrated() {
 		return nil
 	}
-	_, _, err := e.propose(ctx, cmdMigrate, migrateCmd{Version: SchemaVersion()})
+	key, err := newETagKey()
+	if err != nil {
+		return err
+	}
+	_, _, err = e.propose(ctx, cmdMigrate, migrateCmd{Version: SchemaVersion(), ETagKey: key})
 	return err
 }
 
@@ -132,6 +164,15 @@ func (e *Engine) applyMigrate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		for _, stmt := range migrations[v] {
 			if _, err := tx.ExecDirect(stmt); err != nil {
 				return nil, fmt.Errorf("%w: migration %d: %v", fsm.ErrHalt, v, err)
+			}
+		}
+		if v == etagKeySince && c.ETagKey != "" {
+			key, err := hex.DecodeString(c.ETagKey)
+			if err != nil || len(key) < 16 {
+				return nil, fmt.Errorf("%w: migration %d: malformed etag key", fsm.ErrHalt, v)
+			}
+			if _, err := tx.Exec(`INSERT INTO _svc_keys (name, key) VALUES (?, ?)`, etagKeyName, key); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -38,6 +38,11 @@ type recordUpdateCmd struct {
 	IfMatch string         `json:"if_match,omitempty"`
 	Env     *ruleEnv       `json:"env,omitempty"`
 	Actor   *Actor         `json:"actor,omitempty"`
+	// Account applies the rules of account fields (account_fields.go);
+	// commands proposed before they existed replay without them.
+	Account bool `json:"account,omitempty"`
+	// PasswordWas is the digest of the password hash oldPassword matched.
+	PasswordWas string `json:"password_was,omitempty"`
 }
 
 type recordDeleteCmd struct {
@@ -248,8 +253,14 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool
 	if err := e.writeRuleError(tx, ci, rule, admin, env, id); err != nil {
 		return nil, err
 	}
-	if ifMatch != "" && !ETagMatches(ifMatch, ci.etag(row)) {
-		return nil, &Error{Kind: KindPrecondition, Message: "The record changed (If-Match failed)", ETag: ci.etag(row)}
+	if ifMatch != "" {
+		tag, err := etagTx(tx, ci, row)
+		if err != nil {
+			return nil, err
+		}
+		if !ETagMatches(ifMatch, tag) {
+			return nil, &Error{Kind: KindPrecondition, Message: "The record changed (If-Match failed)", ETag: tag}
+		}
 	}
 	return row, nil
 }
@@ -337,6 +348,9 @@ func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	args := []any{updated}
 	sets, args, err = e.valueSets(tx, ci, c.Values, sets, args)
 	if err != nil {
+		return nil, err
+	}
+	if sets, args, err = accountSets(ci, old, c, sets, args); err != nil {
 		return nil, err
 	}
 	args = append(args, c.ID)

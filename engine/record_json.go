@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"hash/fnv"
 	"strconv"
 
 	"svcd/engine/schema"
-	"svcd/fsm"
 )
 
 // Record is one record ready to send: its JSON object and its entity tag.
@@ -85,26 +83,8 @@ func asString(v any) string {
 	return ""
 }
 
-// etag is the weak entity tag of a row: its id, a hash of its stored values and
-// the collection's schema version, so it changes with the record's content
-// or shape and not otherwise (a record deleted and re-created with the
-// same id in the same second still gets a new tag). Every replica computes
-// the same tag, so If-Match is checked at apply time.
-func (ci *collInfo) etag(row []any) string {
-	h := fnv.New64a()
-	fsm.HashValues(h, row)
-	b := make([]byte, 0, 48)
-	b = append(b, `W/"`...)
-	b = append(b, asString(row[0])...)
-	b = append(b, '-')
-	b = strconv.AppendUint(b, h.Sum64(), 36)
-	b = append(b, '-')
-	b = strconv.AppendInt(b, ci.Version, 10)
-	return string(append(b, '"'))
-}
-
-func (ci *collInfo) record(row []any, admin bool) *Record {
-	return &Record{JSON: ci.appendRecord(make([]byte, 0, 256), row, admin, nil), ETag: ci.etag(row)}
+func (e *Engine) record(ci *collInfo, row []any, admin bool) *Record {
+	return &Record{JSON: ci.appendRecord(make([]byte, 0, 256), row, admin, nil), ETag: e.etag(ci, row)}
 }
 
 // scanRow scans one row of ci.selectCols.

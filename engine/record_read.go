@@ -100,7 +100,7 @@ func (e *Engine) getRecordIn(src *readSource, ci *collInfo, id, fields, expand s
 	if err != nil {
 		return nil, err
 	}
-	rec := &Record{ETag: ci.etag(row)}
+	rec := &Record{ETag: e.etag(ci, row)}
 	rec.JSON = ci.appendRecordExpanded(make([]byte, 0, 256), row, src.bypass(ci), parseProjection(fields), exp[0])
 	return rec, nil
 }

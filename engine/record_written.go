@@ -19,6 +19,11 @@ func (e *Engine) recordWritten(tx *fsm.Tx, kind string, ci *collInfo, row []any,
 			return err
 		}
 	}
+	if ci.Type == schema.TypeAuth {
+		if err := accountLifecycle(tx, kind, ci, row, at); err != nil {
+			return err
+		}
+	}
 	if ci.HistoryEnabled {
 		if err := writeHistory(tx, kind, ci, row, at, actor); err != nil {
 			return err

@@ -85,7 +85,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		if err != nil {
 			return nil, idx, err
 		}
-		return ci.record(res.([]any), admin), idx, nil
+		return e.record(ci, res.([]any), admin), idx, nil
 	}
 }
 
@@ -116,8 +116,13 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 			return nil, 0, verr
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
+		was, err := e.verifyOldPassword(ctx, ci, id, in, admin, env)
+		if err != nil {
+			return nil, 0, err
+		}
 		res, idx, err := e.propose(ctx, cmdRecordUpdate, recordUpdateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
+			Account: true, PasswordWas: was,
 		})
 		if errors.Is(err, errSchemaMoved) && attempt < 3 {
 			continue
@@ -125,7 +130,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err != nil {
 			return nil, idx, err
 		}
-		return ci.record(res.([]any), admin), idx, nil
+		return e.record(ci, res.([]any), admin), idx, nil
 	}
 }
 
