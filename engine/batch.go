@@ -62,10 +62,15 @@ func BatchError(index int, err error) error {
 
 // Batch runs ops as one command: every entry is validated here, then the
 // state machine applies them in order in one transaction, checking rules
-// and If-Match per entry; the first failure rolls everything back.
+// and If-Match per entry; the first failure rolls everything back. A batch
+// that only reads is served from this replica instead (index 0).
 func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, uint64, error) {
 	if len(ops) == 0 || len(ops) > MaxBatchOps {
 		return nil, 0, fieldError("requests", fmt.Sprintf("must hold 1 to %d entries", MaxBatchOps))
+	}
+	if readOnly(ops) {
+		out, err := e.readBatch(ctx, p, ops)
+		return out, 0, err
 	}
 	decoded := make([]map[string]any, len(ops))
 	for i, op := range ops {
@@ -79,7 +84,7 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 		decoded[i] = in
 	}
 	for attempt := 0; ; attempt++ {
-		cmd := batchCmd{Ops: make([]batchOpCmd, len(ops))}
+		cmd := batchCmd{Ops: make([]batchOpCmd, len(ops)), ReadBudget: batchReadTicks}
 		now := e.now().Unix()
 		for i, op := range ops {
 			c, err := e.prepareBatchOp(ctx, p, op, decoded[i], now)

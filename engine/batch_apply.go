@@ -10,6 +10,9 @@ import (
 // command's savepoint, so the first failure rolls all of them back.
 type batchCmd struct {
 	Ops []batchOpCmd `json:"ops"`
+	// ReadBudget bounds the reads of the batch together, in fsm budget
+	// ticks (batch_budget.go); 0 for commands proposed before the bound.
+	ReadBudget int64 `json:"read_budget,omitempty"`
 }
 
 // batchOpCmd is one entry; exactly one member is set. The write members
@@ -53,8 +56,9 @@ func (e *Engine) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	// touched holds the records earlier entries wrote ("*" once a delete
 	// may have changed others through relations).
 	touched := map[string]bool{}
+	budget := newReadBudget(c.ReadBudget)
 	for i, op := range c.Ops {
-		body, err := e.applyBatchOp(tx, op)
+		body, err := budget.apply(tx, op, e.applyBatchOp)
 		if err != nil {
 			return nil, BatchError(i, staleETag(err, op, touched))
 		}

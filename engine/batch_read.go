@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+
+	"svcd/fsm"
+)
+
+// readOnly reports whether every entry of a batch reads.
+func readOnly(ops []BatchOp) bool {
+	for _, op := range ops {
+		if op.Action != BatchGet && op.Action != BatchList {
+			return false
+		}
+	}
+	return true
+}
+
+// readBatch serves a batch that only reads from this replica, in one read
+// transaction (every entry sees the same state), as p with each entry's
+// own request context: what the same batch would answer through the log,
+// without a log entry and without the apply loop. The first failing entry
+// fails the batch, as in the log.
+func (e *Engine) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, error) {
+	cis := make([]*collInfo, len(ops))
+	for i, op := range ops {
+		ci := e.collection(op.Collection)
+		switch {
+		case ci == nil:
+			return nil, BatchError(i, errNotFound)
+		case !p.reaches(ci.Name):
+			return nil, BatchError(i, ErrInsufficientScope)
+		}
+		if op.Action == BatchList {
+			if err := op.List.unsupportedInBatch(); err != nil {
+				return nil, BatchError(i, err)
+			}
+		}
+		cis[i] = ci
+	}
+	out := &BatchResult{Items: make([]BatchItem, len(ops))}
+	err := e.store.View(ctx, func(r *fsm.Reader) error {
+		for i, op := range ops {
+			who := p
+			who.Request = op.Request
+			src := e.replicaSource(r, who)
+			if op.Action == BatchGet {
+				rec, err := e.getRecordIn(src, cis[i], op.ID, op.List.Fields, op.List.Expand)
+				if err != nil {
+					return BatchError(i, err)
+				}
+				out.Items[i].Body = rec.JSON
+				continue
+			}
+			q := op.List
+			q.Search, q.HasNear = "", false
+			list, err := e.listRecordsIn(src, cis[i], q)
+			if err != nil {
+				return BatchError(i, err)
+			}
+			out.Items[i].Body = list.AppendJSON(nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
