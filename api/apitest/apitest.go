@@ -93,7 +93,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	handler := api.New(api.Options{
 		Engine: eng, Node: st.Node, Stats: st.Stats, SetupKey: opts.SetupKey, Logger: logger,
-		Fingerprints: st.Fingerprints, Realtime: st.Realtime,
+		Fingerprints: st.Fingerprints, Realtime: st.Realtime, Digest: st.Digest,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
