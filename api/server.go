@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"svcd/cluster"
 	"svcd/realtime"
 )
 
@@ -58,6 +59,7 @@ type Server struct {
 	prints     func() (jwt, encryption string)
 	proxies    *proxyTrust
 	rt         *realtime.Hub
+	joins      *cluster.JoinVerifier
 }
 
 // maxBodyBytes bounds JSON request bodies.
@@ -74,9 +76,11 @@ func New(opts Options) *Server {
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}
 	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
+	s.joins = cluster.NewJoinVerifier(opts.ClusterKey, opts.Node.NodeID(), time.Now())
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.nodeHeader, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
+	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)
 	s.mountRealtime(r)
 	r.Route("/api/v1", func(r chi.Router) {

@@ -44,6 +44,9 @@ type Options struct {
 	Logger *slog.Logger
 	// EncryptionKey is SVC_ENCRYPTION_KEY for the node (empty: none).
 	EncryptionKey string
+	// ClusterKey is SVC_CLUSTER_KEY as the HTTP layer sees it: it
+	// authenticates POST /_/join (empty: every join is refused).
+	ClusterKey string
 }
 
 // Server is one running node.
@@ -94,6 +97,7 @@ func Start(t testing.TB, opts Options) *Server {
 	handler := api.New(api.Options{
 		Engine: eng, Node: st.Node, Stats: st.Stats, SetupKey: opts.SetupKey, Logger: logger,
 		Fingerprints: st.Fingerprints, Realtime: st.Realtime, Digest: st.Digest,
+		ClusterKey: opts.ClusterKey, Secrets: st.Secrets,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
