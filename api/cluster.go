@@ -168,7 +168,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 		RaftAddr string `json:"raft_addr"`
 		Voter    *bool  `json:"voter"`
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -197,7 +197,7 @@ func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) {
 		ID string `json:"id"`
 	}
 	if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, &in); err != nil {
+		if err := s.decodeJSON(w, r, &in); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

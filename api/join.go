@@ -29,7 +29,7 @@ func (s *Server) joinInfo(w http.ResponseWriter, r *http.Request) {
 
 // join serves POST /_/join.
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
