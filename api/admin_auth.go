@@ -41,7 +41,7 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var c credentials
-	if err := decodeJSON(w, r, &c); err != nil {
+	if err := s.decodeJSON(w, r, &c); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

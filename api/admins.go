@@ -37,7 +37,7 @@ func (s *Server) createAdmin(w http.ResponseWriter, r *http.Request) {
 		Password string `json:"password"`
 		Role     string `json:"role"`
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -52,7 +52,7 @@ func (s *Server) createAdmin(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateAdmin(w http.ResponseWriter, r *http.Request) {
 	var in engine.AdminPatch
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -95,7 +95,7 @@ func (s *Server) mintAPIToken(w http.ResponseWriter, r *http.Request) {
 		Scopes     []string `json:"scopes"`
 		TTLSeconds int64    `json:"ttl_seconds"`
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

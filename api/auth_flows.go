@@ -64,8 +64,10 @@ func (s *Server) mountAuthFlowsOpen(r chi.Router) {
 	r.Post("/auth/{collection}/anonymous", s.anonymous)
 }
 
-// mountAuthFlows mounts the flows that act for the signed-in user.
+// mountAuthFlows mounts the flows that act for the signed-in user. An
+// anonymous caller is refused (401) before a handler reads its body.
 func (s *Server) mountAuthFlows(r chi.Router) {
+	r = r.With(s.requireSignedIn)
 	r.Post("/auth/{collection}/promote", s.promote)
 	r.Post("/auth/{collection}/totp/setup", s.totpSetup)
 	r.Post("/auth/{collection}/totp/confirm", s.totpConfirm)
@@ -88,7 +90,7 @@ var sent = map[string]bool{"sent": true}
 
 func (s *Server) requestPasswordReset(w http.ResponseWriter, r *http.Request) {
 	var in emailBody
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -104,7 +106,7 @@ func (s *Server) confirmPasswordReset(w http.ResponseWriter, r *http.Request) {
 		Token    string `json:"token"`
 		Password string `json:"password"`
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -122,7 +124,7 @@ func (s *Server) confirmPasswordReset(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) requestVerification(w http.ResponseWriter, r *http.Request) {
 	var in emailBody
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -137,7 +139,7 @@ func (s *Server) confirmVerification(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Token string `json:"token"`
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -152,7 +154,7 @@ func (s *Server) confirmVerification(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) requestOTP(w http.ResponseWriter, r *http.Request) {
 	var in emailBody
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -165,7 +167,7 @@ func (s *Server) requestOTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) otpAuth(w http.ResponseWriter, r *http.Request) {
 	var in engine.OTPAuth
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -178,7 +180,7 @@ func (s *Server) loginMFA(w http.ResponseWriter, r *http.Request) {
 		MFAToken string `json:"mfa_token"`
 		codeBody
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -192,7 +194,7 @@ func (s *Server) anonymous(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -231,7 +233,7 @@ func (s *Server) totpSetup(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) totpConfirm(w http.ResponseWriter, r *http.Request) {
 	var in codeBody
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -246,7 +248,7 @@ func (s *Server) totpConfirm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) totpDisable(w http.ResponseWriter, r *http.Request) {
 	var in codeBody
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -27,7 +27,7 @@ func (s *Server) mountUserAuth(r chi.Router) {
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -103,7 +103,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 // itself and reports false on failure.
 func (s *Server) signInCredentials(w http.ResponseWriter, r *http.Request) (credentials, bool) {
 	var c credentials
-	if err := decodeJSON(w, r, &c); err != nil {
+	if err := s.decodeJSON(w, r, &c); err != nil {
 		s.writeError(w, r, err)
 		return c, false
 	}

@@ -30,7 +30,7 @@ var batchStatus = map[engine.BatchAction]int{
 }
 
 func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

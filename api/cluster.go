@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -63,37 +62,6 @@ func (s *Server) consistency(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// join serves POST /_/join: a node that holds the cluster key asks to be
-// added; it receives the token signing key sealed under the cluster key.
-func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := cluster.VerifyJoin(s.clusterKey, r.Header.Get(cluster.JoinAuthHeader), time.Now(), body); err != nil {
-		s.writeError(w, r, engine.Errorf(engine.KindForbidden, "The join request is not signed with the cluster key"))
-		return
-	}
-	var j cluster.JoinRequest
-	if err := json.Unmarshal(body, &j); err != nil || j.ID == "" || j.Addr == "" {
-		s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "A join needs {id, addr, voter}"))
-		return
-	}
-	if err := s.node.Join(r.Context(), j); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var sealed []byte
-	if s.secrets != nil {
-		if sealed, err = cluster.Seal(s.clusterKey, s.secrets()); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"leader_id": s.node.LeaderID(), "secrets": sealed})
 }
 
 func (s *Server) mountCluster(r chi.Router) {
@@ -200,7 +168,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 		RaftAddr string `json:"raft_addr"`
 		Voter    *bool  `json:"voter"`
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -229,7 +197,7 @@ func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) {
 		ID string `json:"id"`
 	}
 	if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, &in); err != nil {
+		if err := s.decodeJSON(w, r, &in); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -28,7 +28,7 @@ func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -43,7 +43,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) updateCollection(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -24,11 +24,14 @@ func (s *Server) importCSV(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, csvMaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			s.writeError(w, r, errCSVTooLarge)
-			return
+		case engine.AsError(err) != nil:
+			s.writeError(w, r, err) // too slow: 408 (body_rate.go)
+		default:
+			s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "Could not read the request body"))
 		}
-		s.writeError(w, r, engine.Errorf(engine.KindBadRequest, "Could not read the request body"))
 		return
 	}
 	res, idx, err := s.eng.ImportCSV(r.Context(), principal(r), chi.URLParam(r, "collection"), bytes.NewReader(body))

@@ -26,7 +26,7 @@ func (s *Server) createIndex(w http.ResponseWriter, r *http.Request) {
 		Field  string `json:"field"`
 		Unique bool   `json:"unique"`
 	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -120,6 +120,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// requireSignedIn refuses an anonymous caller with 401 before the handler
+// runs, so routes that act for a signed-in caller never read an
+// anonymous body.
+func (s *Server) requireSignedIn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if principal(r).Kind == engine.Anonymous {
+			s.writeError(w, r, errAuthRequired)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // requireRole enforces the role table on control-plane routes.
 func (s *Server) requireRole(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

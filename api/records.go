@@ -135,7 +135,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
 	p := recordCaller(r)
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -152,7 +152,7 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request) {
 	p := recordCaller(r)
-	body, err := readBody(w, r)
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

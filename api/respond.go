@@ -26,6 +26,7 @@ var statusOf = map[engine.Kind]int{
 	engine.KindUnavailable:      http.StatusServiceUnavailable,
 	engine.KindTooManyRequests:  http.StatusTooManyRequests,
 	engine.KindTooLarge:         http.StatusRequestEntityTooLarge,
+	engine.KindTimeout:          http.StatusRequestTimeout,
 }
 
 // errorBody is SPEC.md's error envelope.

@@ -30,6 +30,7 @@ func TestErrorStatusTable(t *testing.T) {
 		engine.KindUnavailable:      503,
 		engine.KindTooManyRequests:  429,
 		engine.KindTooLarge:         413,
+		engine.KindTimeout:          408,
 	}
 	for k, code := range want {
 		if statusOf[k] != code {

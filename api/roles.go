@@ -21,6 +21,10 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/api-tokens", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/security", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/audit-log", engine.RoleViewer, engine.RoleOwner},
+	// The digest hashes every internal table (admins, sessions, tokens,
+	// settings): a viewer could watch them change and compare them across
+	// nodes. It is cluster administration, the owner's (CONTRACT.md).
+	{"/api/v1/admin/cluster/digest", engine.RoleOwner, engine.RoleOwner},
 	// Cluster state is operations data every admin may read; membership,
 	// leadership and snapshots are the owner's.
 	{"/api/v1/admin/cluster", engine.RoleViewer, engine.RoleOwner},

@@ -32,6 +32,10 @@ func TestRequiredRole(t *testing.T) {
 		{http.MethodPut, "/api/v1/admin/collections/posts", engine.RoleDeveloper},
 		{http.MethodDelete, "/api/v1/admin/collections/posts", engine.RoleDeveloper},
 
+		{http.MethodGet, "/api/v1/admin/cluster", engine.RoleViewer},
+		{http.MethodPost, "/api/v1/admin/cluster/snapshot", engine.RoleOwner},
+		{http.MethodGet, "/api/v1/admin/cluster/digest", engine.RoleOwner},
+
 		{http.MethodGet, "/api/v1/_/metrics", engine.RoleViewer},
 		{http.MethodPost, "/api/v1/_/metrics", engine.RoleViewer},
 

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"svcd/cluster"
 	"svcd/realtime"
 )
 
@@ -38,6 +39,11 @@ type Options struct {
 	TrustedProxies string
 	// Realtime is the node's realtime hub (nil: no realtime routes).
 	Realtime *realtime.Hub
+	// BodyMinRate (bytes per second) and BodyGrace: how slowly a request
+	// body may arrive (body_rate.go). Zero means the default (1024 B/s,
+	// 10 s); a negative rate turns the check off.
+	BodyMinRate int64
+	BodyGrace   time.Duration
 }
 
 // Server is the HTTP front of one node.
@@ -58,10 +64,27 @@ type Server struct {
 	prints     func() (jwt, encryption string)
 	proxies    *proxyTrust
 	rt         *realtime.Hub
+	joins      *cluster.JoinVerifier
+	// bodyMinRate (0: off) and bodyGrace bound slow bodies; budget holds
+	// the memory charged by anonymous bodies (body_budget.go).
+	bodyMinRate int64
+	bodyGrace   time.Duration
+	budget      *bodyBudget
 }
 
-// maxBodyBytes bounds JSON request bodies.
-const maxBodyBytes = 16 << 20
+// bodyLimits resolves Options.BodyMinRate and Options.BodyGrace.
+func bodyLimits(rate int64, grace time.Duration) (int64, time.Duration) {
+	switch {
+	case rate == 0:
+		rate = defaultBodyMinRate
+	case rate < 0:
+		rate = 0
+	}
+	if grace <= 0 {
+		grace = defaultBodyGrace
+	}
+	return rate, grace
+}
 
 // New builds the router.
 func New(opts Options) *Server {
@@ -74,9 +97,13 @@ func New(opts Options) *Server {
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}
 	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
+	s.joins = cluster.NewJoinVerifier(opts.ClusterKey, opts.Node.NodeID(), time.Now())
+	s.bodyMinRate, s.bodyGrace = bodyLimits(opts.BodyMinRate, opts.BodyGrace)
+	s.budget = &bodyBudget{}
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.nodeHeader, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
+	r.Use(s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
+	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)
 	s.mountRealtime(r)
 	r.Route("/api/v1", func(r chi.Router) {

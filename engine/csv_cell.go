@@ -10,7 +10,8 @@ import (
 // CSV cells (SPEC.md "CSV"). A cell holds one field's value as text:
 //   - null is the empty cell;
 //   - a JSON string is its text (text, editor, email, url, date-free
-//     strings, a single select or relation, a single file name);
+//     strings, a single select or relation, a single file name), behind a
+//     `'` when a spreadsheet would run it as a formula (csv_formula.go);
 //   - numbers and booleans are their JSON literals (dates are unix seconds);
 //   - objects and arrays are their JSON text (geoPoint, vector, multiple
 //     select, relation or file);
@@ -49,7 +50,7 @@ func appendCSVCell(cell, scratch []byte, f *schema.Field, typ schema.FieldType, 
 	case len(scratch) > 0 && scratch[0] == '"':
 		var s string
 		if err := json.Unmarshal(scratch, &s); err == nil {
-			return append(cell, s...), scratch
+			return appendCSVText(cell, s), scratch
 		}
 	}
 	return append(cell, scratch...), scratch
@@ -58,7 +59,9 @@ func appendCSVCell(cell, scratch []byte, f *schema.Field, typ schema.FieldType, 
 // decodeCSVCell turns a cell into the input a create body would carry for
 // f (what encoding/json with UseNumber makes of a request body). msg is
 // set when the cell cannot be an input at all; everything else is judged
-// by the field type's validation, as for any create.
+// by the field type's validation, as for any create. A cell taken as text
+// loses the formula guard's `'` (csv_formula.go), whatever the field type:
+// a hand-written '-5 in a number column reads as -5.
 func decodeCSVCell(f *schema.Field, cell string) (in any, msg string) {
 	if cell == "" {
 		return nil, ""
@@ -73,7 +76,7 @@ func decodeCSVCell(f *schema.Field, cell string) (in any, msg string) {
 			return decodeCellJSON(cell)
 		}
 	}
-	return cell, ""
+	return csvUnescapeText(cell), ""
 }
 
 func decodeCellJSON(cell string) (any, string) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"svcd/engine/schema"
@@ -33,7 +34,8 @@ func csvFuzzFields() []*schema.Field {
 // FuzzCSVCell feeds arbitrary cells to every field type's CSV decoding:
 // decoding must never panic, and a cell the field accepts must round-trip:
 // its stored value exported again decodes and validates to a value that
-// exports to the same cell (export then import is a fixed point).
+// exports to the same cell (export then import is a fixed point); and a
+// text value never exports to a cell a spreadsheet would run as a formula.
 func FuzzCSVCell(f *testing.F) {
 	fields := csvFuzzFields()
 	for i, cell := range []string{
@@ -56,6 +58,9 @@ func FuzzCSVCell(f *testing.F) {
 			return // refused; a password is hashed and never exported
 		}
 		out, _ := appendCSVCell(nil, nil, fd, typ, stored)
+		if _, text := stored.(string); text && fd.Type != schema.FieldJSON && len(out) > 0 && strings.IndexByte(csvFormulaChars, out[0]) >= 0 {
+			t.Fatalf("%s: text %q exports %q, a formula to a spreadsheet", fd.Type, stored, out)
+		}
 		in2, msg := decodeCSVCell(fd, string(out))
 		if msg != "" {
 			t.Fatalf("%s: cell %q stored %#v exports %q, which does not decode: %s", fd.Type, cell, stored, out, msg)

@@ -21,6 +21,9 @@ const (
 	KindUnavailable
 	KindTooManyRequests
 	KindTooLarge
+	// KindTimeout is a request the client did not finish sending in time
+	// (408).
+	KindTimeout
 )
 
 // Error is a domain error. It holds only plain data so that it can cross

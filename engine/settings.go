@@ -56,6 +56,8 @@ var settingDefaults = map[string]string{
 	"auth.otp.enabled":                    "0",
 	"auth.anonymous.enabled":              "0",
 	"notifications.providers.fcm.enabled": "0",
+	"http.max_body_bytes":                 "16777216",
+	"http.anonymous_body_budget_bytes":    "67108864",
 }
 
 // secretSuffixes mark settings whose values are secrets (SPEC.md).

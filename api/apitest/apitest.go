@@ -44,6 +44,13 @@ type Options struct {
 	Logger *slog.Logger
 	// EncryptionKey is SVC_ENCRYPTION_KEY for the node (empty: none).
 	EncryptionKey string
+	// ClusterKey is SVC_CLUSTER_KEY as the HTTP layer sees it: it
+	// authenticates POST /_/join (empty: every join is refused).
+	ClusterKey string
+	// BodyMinRate and BodyGrace are api.Options'; zero is the default
+	// (tests of slow bodies make them small to run fast).
+	BodyMinRate int64
+	BodyGrace   time.Duration
 }
 
 // Server is one running node.
@@ -55,6 +62,9 @@ type Server struct {
 	DataDir string
 	// Client has no cookie jar: every request carries only what it is given.
 	Client *http.Client
+	// API is the HTTP handler the node serves (for the hooks of api's
+	// export_test files).
+	API *api.Server
 
 	mu    sync.Mutex
 	token string
@@ -93,7 +103,8 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	handler := api.New(api.Options{
 		Engine: eng, Node: st.Node, Stats: st.Stats, SetupKey: opts.SetupKey, Logger: logger,
-		Fingerprints: st.Fingerprints, Realtime: st.Realtime,
+		Fingerprints: st.Fingerprints, Realtime: st.Realtime, Digest: st.Digest,
+		ClusterKey: opts.ClusterKey, Secrets: st.Secrets, BodyMinRate: opts.BodyMinRate, BodyGrace: opts.BodyGrace,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -113,6 +124,7 @@ func Start(t testing.TB, opts Options) *Server {
 		Stack:   st,
 		DataDir: dir,
 		Client:  &http.Client{Timeout: 30 * time.Second},
+		API:     handler,
 	}
 	t.Cleanup(func() {
 		// Connections the client dialed but never used count as active

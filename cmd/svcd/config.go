@@ -37,6 +37,10 @@ type config struct {
 	setupKey   string
 	rateLimit  bool   // SVC_RATE_ENABLED, on unless "0"
 	proxies    string // SVC_TRUSTED_PROXIES
+	// bodyMinRate (SVC_BODY_MIN_RATE, bytes/s, 0 = off) and bodyGrace
+	// (SVC_BODY_GRACE): how slowly a request body may arrive.
+	bodyMinRate int64
+	bodyGrace   time.Duration
 
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
@@ -103,6 +107,9 @@ func parseServeFlags(args []string) (*config, error) {
 			return nil, fmt.Errorf("SVC_RAFT_SNAPSHOT_INTERVAL: %w", err)
 		}
 	}
+	if c.bodyMinRate, c.bodyGrace, err = bodyRateEnv(); err != nil {
+		return nil, err
+	}
 	if c.dataDir, err = filepath.Abs(c.dataDir); err != nil {
 		return nil, err
 	}
@@ -111,6 +118,28 @@ func parseServeFlags(args []string) (*config, error) {
 			"hands it the token signing key); to add it through the admin API instead, set the same SVC_JWT_SECRET on every node")
 	}
 	return c, nil
+}
+
+// bodyRateEnv reads SVC_BODY_MIN_RATE (bytes per second; 0 turns the
+// check off; unset: api's default) and SVC_BODY_GRACE (a Go duration;
+// unset: api's default) as api.Options wants them.
+func bodyRateEnv() (rate int64, grace time.Duration, err error) {
+	if v := os.Getenv("SVC_BODY_MIN_RATE"); v != "" {
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 63)
+		if err != nil {
+			return 0, 0, fmt.Errorf("SVC_BODY_MIN_RATE: %w", err)
+		}
+		rate = int64(n)
+		if rate == 0 {
+			rate = -1 // off
+		}
+	}
+	if v := os.Getenv("SVC_BODY_GRACE"); v != "" {
+		if grace, err = time.ParseDuration(v); err != nil || grace <= 0 {
+			return 0, 0, fmt.Errorf("SVC_BODY_GRACE: want a positive Go duration such as 10s, got %q", v)
+		}
+	}
+	return rate, grace, nil
 }
 
 func envUint(key string) (uint64, error) {

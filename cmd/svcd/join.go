@@ -58,12 +58,16 @@ func joinCluster(ctx context.Context, cfg *config, id string, log *slog.Logger) 
 }
 
 func joinOnce(ctx context.Context, client *http.Client, base, key string, body []byte) ([]byte, error) {
+	auth, err := joinSignature(ctx, client, base, key, body)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/_/join", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(cluster.JoinAuthHeader, cluster.SignJoin(key, time.Now(), body))
+	req.Header.Set(cluster.JoinAuthHeader, auth)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
@@ -80,6 +84,41 @@ func joinOnce(ctx context.Context, client *http.Client, base, key string, body [
 		return nil, err
 	}
 	return cluster.Unseal(key, out.Secrets)
+}
+
+// joinSignature signs a join of body for the member at base: for its node
+// id, which GET /_/join names; a member that does not know that route (404
+// or 405) predates join version 2 and gets the version 1 signature it
+// expects (cluster/joinauth.go).
+func joinSignature(ctx context.Context, client *http.Client, base, key string, body []byte) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_/join", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		return cluster.SignJoinV1(key, time.Now(), body), nil
+	default:
+		return "", fmt.Errorf("GET /_/join: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	var info struct {
+		NodeID   string `json:"node_id"`
+		JoinAuth int    `json:"join_auth"`
+	}
+	if err := json.Unmarshal(b, &info); err != nil || info.NodeID == "" {
+		return "", fmt.Errorf("GET /_/join: unexpected answer %q", b)
+	}
+	if info.JoinAuth < cluster.JoinAuthVersion {
+		return cluster.SignJoinV1(key, time.Now(), body), nil
+	}
+	return cluster.SignJoin(key, info.NodeID, time.Now(), body)
 }
 
 // storeSecrets keeps the cluster's token signing key and encryption key,

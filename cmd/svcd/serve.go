@@ -19,6 +19,10 @@ import (
 // drainTimeout bounds how long in-flight requests may run after SIGTERM.
 const drainTimeout = 10 * time.Second
 
+// readHeaderTimeout bounds how long a client may take to send a request's
+// headers (slowloris).
+const readHeaderTimeout = 10 * time.Second
+
 func newLogger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
@@ -56,7 +60,7 @@ func runServe(args []string) error {
 		Engine: st.Engine, Node: st.Node, Stats: st.Stats, SetupKey: cfg.setupKey, Logger: log,
 		ClusterKey: cfg.clusterKey, Secrets: st.Secrets, Region: cfg.region, Digest: st.Digest,
 		RateLimit: cfg.rateLimit, TrustedProxies: cfg.proxies, Fingerprints: st.Fingerprints,
-		Realtime: st.Realtime,
+		Realtime: st.Realtime, BodyMinRate: cfg.bodyMinRate, BodyGrace: cfg.bodyGrace,
 	})
 	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {
@@ -69,7 +73,10 @@ func runServe(args []string) error {
 		st.Close()
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// No ReadTimeout or WriteTimeout: they would cut large uploads and the
+	// realtime streams. Headers must arrive within ReadHeaderTimeout; a
+	// body must keep a minimum rate (api/body_rate.go).
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
