@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,7 +29,7 @@ func (s *Server) mountRealtime(r chi.Router) {
 	if s.rt == nil {
 		return
 	}
-	r.With(s.authenticate).Get("/realtime", s.realtimeWS)
+	r.With(s.realtimeMark, s.authenticate).Get("/realtime", s.realtimeWS)
 }
 
 // mountRealtimeSSE serves the SSE endpoints under /api/v1.
@@ -42,7 +43,7 @@ func (s *Server) mountRealtimeSSE(r chi.Router) {
 		return
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.realtimeMark, s.authenticate)
 		r.Get("/realtime", s.realtimeSSE)
 		r.Post("/realtime", s.realtimeSSESubscribe)
 		r.Delete("/realtime/{clientId}", s.realtimeSSEDisconnect)
@@ -50,9 +51,44 @@ func (s *Server) mountRealtimeSSE(r chi.Router) {
 	})
 }
 
-// realtimeCaller is the principal of a realtime client: like a record
-// route's caller, with what rules may read of the opening request.
-func realtimeCaller(r *http.Request) engine.Principal { return recordCaller(r) }
+// realtimeCredential is the principal a realtime client opens with: the
+// request's credential, with what rules may read of the opening request.
+// The hub rechecks it whenever a committed change may have ended or
+// changed it; realtimeReader decides what it reads records as.
+func realtimeCredential(r *http.Request) engine.Principal {
+	p := principal(r)
+	p.Request = requestInfo(r)
+	return p
+}
+
+// realtimeReader is what principal p reads records as, as on the record
+// routes: an admin whose role is below editor reads as anonymous. The hub
+// applies it again to every principal a recheck returns (an admin demoted
+// to viewer reads as anonymous from the next event on).
+func realtimeReader(p engine.Principal) engine.Principal {
+	if p.IsAdmin() && p.Role < requiredRole(http.MethodGet, recordsScope) {
+		return engine.Principal{Request: p.Request}
+	}
+	return p
+}
+
+type realtimeMarkKey struct{}
+
+// realtimeMark notes the hub's credential mark before authenticate runs:
+// the credential events the hub observes from then on are checked against
+// the principal the request authenticates as.
+func (s *Server) realtimeMark(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), realtimeMarkKey{}, s.rt.AuthMark())))
+	})
+}
+
+// realtimeMarkOf is the mark realtimeMark noted (zero: none, the hub then
+// rechecks the principal before its first event).
+func realtimeMarkOf(r *http.Request) realtime.AuthMark {
+	m, _ := r.Context().Value(realtimeMarkKey{}).(realtime.AuthMark)
+	return m
+}
 
 // realtimeOriginAllowed: a request without Origin (not a browser) or from
 // the server's own host passes; others must be listed in cors.origins

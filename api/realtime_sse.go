@@ -85,7 +85,9 @@ func (s *Server) realtimeSSE(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errRealtimeOrigin)
 		return
 	}
-	conn := s.rt.Connect(realtimeCaller(r))
+	// A stream whose credential ends is closed (after an error event):
+	// the client reconnects with Last-Event-ID and a valid credential.
+	conn := s.rt.ConnectWith(realtimeCredential(r), realtime.ConnOptions{ReadAs: realtimeReader, CloseOnRevoke: true, Mark: realtimeMarkOf(r)})
 	defer conn.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -144,6 +146,10 @@ func (s *Server) realtimeSSE(w http.ResponseWriter, r *http.Request) {
 			_ = st.message(rtError(realtime.CodeSlowConsumer, "the stream fell too far behind and was dropped; reconnect with Last-Event-ID"))
 			return
 		}
+		if errors.Is(err, realtime.ErrUnauthorized) {
+			_ = st.message(rtError(realtime.CodeUnauthorized, "the stream's credentials no longer hold (signed out, revoked, expired or changed); it is closed: reconnect with a valid credential and Last-Event-ID"))
+			return
+		}
 		if err != nil {
 			return
 		}
@@ -184,14 +190,14 @@ func (s *Server) realtimeSSESubscribe(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errRealtimeClient)
 		return
 	}
-	p := realtimeCaller(r)
-	if !sameIdentity(conn.Principal(), p) {
+	p, held := principal(r), conn.Credential()
+	if !sameIdentity(held, p) {
 		s.writeError(w, r, errRealtimeIdentity)
 		return
 	}
-	if p.Kind != conn.Principal().Kind {
-		p.Request = conn.Principal().Request
-		conn.SetPrincipal(p)
+	if p.Kind != held.Kind {
+		p.Request = held.Request
+		conn.SetPrincipal(p, realtimeMarkOf(r))
 	}
 	topics, e := conn.Replace(req.Topics, req.Filter)
 	if e != nil {
@@ -216,7 +222,7 @@ func (s *Server) realtimeSSEDisconnect(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errRealtimeClient)
 		return
 	}
-	if !sameIdentity(conn.Principal(), realtimeCaller(r)) {
+	if !sameIdentity(conn.Credential(), principal(r)) {
 		s.writeError(w, r, errRealtimeIdentity)
 		return
 	}

@@ -49,7 +49,7 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(realtimeHardLimit)
-	conn := s.rt.Connect(realtimeCaller(r))
+	conn := s.rt.ConnectWith(realtimeCredential(r), realtime.ConnOptions{ReadAs: realtimeReader, Mark: realtimeMarkOf(r)})
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -147,7 +147,10 @@ func (s *Server) wsHandle(ctx context.Context, conn *realtime.Conn, typ websocke
 	}
 	switch m.Type {
 	case "auth":
-		// An empty token signs the connection out (anonymous).
+		// An empty token signs the connection out (anonymous). The
+		// mark is read first: a credential event committed while the
+		// token is checked makes the hub recheck it.
+		mark := s.rt.AuthMark()
 		var p engine.Principal
 		if tok := strings.TrimSpace(m.Token); tok != "" {
 			var err error
@@ -155,14 +158,10 @@ func (s *Server) wsHandle(ctx context.Context, conn *realtime.Conn, typ websocke
 				return rtError(realtime.CodeUnauthorized, "invalid or expired token"), false
 			}
 		}
-		reader := p
-		if p.IsAdmin() && p.Role < requiredRole(http.MethodGet, recordsScope) {
-			// An admin below editor reads app data as anonymous.
-			reader = engine.Principal{}
-		}
-		reader.Request = conn.Principal().Request
-		conn.SetPrincipal(reader)
-		conn.SetIdentity(realtime.IdentityOf(p))
+		// An admin below editor reads app data as anonymous (the
+		// connection's realtimeReader).
+		p.Request = conn.Credential().Request
+		conn.SetPrincipal(p, mark)
 		return map[string]any{"type": "authed", "identity": realtime.IdentityOf(p)}, false
 	case "subscribe":
 		if !conn.Started() && m.LastEventID != "" {

@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"svcd/engine"
 	"svcd/engine/filter"
+	"svcd/fsm"
 )
 
-// Authorizer is what the hub needs of the engine: collection names and the
-// view rule. It must be safe for concurrent use.
+// Authorizer is what the hub needs of the engine: collection names, the
+// view rule, and credentials checked for as long as a connection uses
+// them. It must be safe for concurrent use.
 type Authorizer interface {
 	// Collection resolves a collection name (any case) or id to the
 	// name the schema spells; "" when there is none.
@@ -22,6 +25,16 @@ type Authorizer interface {
 	// View returns the change as p may see it, or nil when the
 	// collection's view rule denies p (admins bypass rules).
 	View(p engine.Principal, ch *engine.RecordChange) View
+	// Recheck decides again whether p's credential holds against the
+	// state applied now and returns p as it stands (role, scopes, the
+	// record @request.auth reads); an error when it no longer holds.
+	Recheck(ctx context.Context, p engine.Principal) (engine.Principal, error)
+	// Expiry is when p's credential expires (zero: it does not).
+	Expiry(p engine.Principal) time.Time
+	// Touched names the principals whose credential or rights a committed
+	// event may have changed; nil when none. It runs on the state
+	// machine's observer: it must be quick and read no database.
+	Touched(ev fsm.Event) *engine.CredentialTouch
 }
 
 // View is one record change as one principal may see it.
@@ -144,9 +157,14 @@ type Conn struct {
 	hub  *Hub
 	id   string
 	done chan struct{}
+	opts ConnOptions
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// cred is the credential's principal, what rechecks decide on;
+	// principal is what events are read as (opts.ReadAs of cred).
+	cred      engine.Principal
 	principal engine.Principal
+	gen       uint64 // bumped when the principal is replaced, save by its own recheck
 	identity  *Identity
 	subs      []sub // copy-on-write
 
@@ -164,19 +182,48 @@ type Conn struct {
 	skipping bool
 	nsubs    int
 	err      error
+	// held is cred as the hub's index knows it; recheck asks Next to
+	// recheck it before it takes further events; expGen names the live
+	// expiry timer.
+	held    engine.Principal
+	recheck bool
+	expiry  *time.Timer
+	expGen  uint64
 }
 
-// Connect registers a connection of principal p. Its cursor is the ring's
-// head: it sees the events committed from now on, once started. Call
-// Resume (optional) then Start; Close when the client goes.
-func (h *Hub) Connect(p engine.Principal) *Conn {
+// ConnOptions are a transport's choices for one connection.
+type ConnOptions struct {
+	// ReadAs maps the connection's principal to the principal its events
+	// are read as (nil: the principal itself). It is applied again to
+	// every principal a recheck returns.
+	ReadAs func(engine.Principal) engine.Principal
+	// CloseOnRevoke ends the connection (Next returns ErrUnauthorized)
+	// when its credential no longer holds; otherwise the connection
+	// carries on as anonymous after an unauthorized error message.
+	CloseOnRevoke bool
+	// Mark is the hub's AuthMark read before the principal was
+	// authenticated (zero: unknown, the principal is rechecked before
+	// the first event).
+	Mark AuthMark
+}
+
+// Connect registers a connection of principal p with default options.
+func (h *Hub) Connect(p engine.Principal) *Conn { return h.ConnectWith(p, ConnOptions{}) }
+
+// ConnectWith registers a connection of principal p. Its cursor is the
+// ring's head: it sees the events committed from now on, once started.
+// Call Resume (optional) then Start; Close when the client goes.
+func (h *Hub) ConnectWith(p engine.Principal, opts ConnOptions) *Conn {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	c := &Conn{hub: h, id: hex.EncodeToString(b[:]), done: make(chan struct{}), principal: p, identity: IdentityOf(p),
+	c := &Conn{hub: h, id: hex.EncodeToString(b[:]), done: make(chan struct{}), opts: opts, identity: IdentityOf(p),
 		startCh: make(chan struct{}), kick: make(chan struct{}, 1)}
+	c.cred, c.principal = p, c.readAs(p)
+	exp := h.opts.Auth.Expiry(p)
 	h.mu.Lock()
 	c.pos = h.head
 	h.conns[c.id] = c
+	h.installLocked(c, p, exp, opts.Mark)
 	h.mu.Unlock()
 	return c
 }
@@ -213,18 +260,12 @@ func (c *Conn) closed() bool {
 }
 
 // Identity is who the connection's presences belong to: the identity of
-// the opening request, or of the last auth message.
+// the opening request, or of the last auth message; nil once its
+// credential ended.
 func (c *Conn) Identity() *Identity {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.identity
-}
-
-// SetIdentity sets the identity later presences carry (the auth message).
-func (c *Conn) SetIdentity(id *Identity) {
-	c.mu.Lock()
-	c.identity = id
-	c.mu.Unlock()
 }
 
 // pushPresence queues a presence message; a connection with more than
@@ -246,19 +287,42 @@ func (c *Conn) pushPresence(m Message) {
 	}
 }
 
-// Principal is the connection's current principal.
+// Principal is the principal the connection's events are read as.
 func (c *Conn) Principal() engine.Principal {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.principal
 }
 
-// SetPrincipal switches the principal (the auth message): later events are
-// checked against the new principal's rights.
-func (c *Conn) SetPrincipal(p engine.Principal) {
+// Credential is the connection's principal as authenticated (before
+// ConnOptions.ReadAs): anonymous once its credential ended.
+func (c *Conn) Credential() engine.Principal {
 	c.mu.Lock()
-	c.principal = p
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	return c.cred
+}
+
+// SetPrincipal switches the principal (the auth message): later events are
+// checked against the new principal's rights, later presences carry its
+// identity, and later rechecks decide on its credential. mark is the
+// hub's AuthMark read before p was authenticated.
+func (c *Conn) SetPrincipal(p engine.Principal, mark AuthMark) {
+	exp := c.hub.opts.Auth.Expiry(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cred, c.principal, c.identity = p, c.readAs(p), IdentityOf(p)
+	c.gen++
+	h := c.hub
+	h.mu.Lock()
+	h.installLocked(c, p, exp, mark)
+	h.mu.Unlock()
+}
+
+func (c *Conn) readAs(p engine.Principal) engine.Principal {
+	if c.opts.ReadAs == nil {
+		return p
+	}
+	return c.opts.ReadAs(p)
 }
 
 // Started reports whether delivery has started.
@@ -474,6 +538,11 @@ const batchSize = 256
 // after the cursor that pass the subscriptions and the view rule. It
 // returns ErrSlowConsumer (or the reason the connection ended) once the
 // connection is failed, and ctx's error when ctx ends.
+//
+// A connection whose credential a committed event may have changed (or
+// that expired) rechecks it here, on its own goroutine, before it takes
+// any further event; see recheckNow for what happens when it no longer
+// holds (an unauthorized error message, or ErrUnauthorized).
 func (c *Conn) Next(ctx context.Context) ([]Message, error) {
 	h := c.hub
 	for {
@@ -482,6 +551,18 @@ func (c *Conn) Next(ctx context.Context) ([]Message, error) {
 			err := c.err
 			h.mu.Unlock()
 			return nil, err
+		}
+		if c.recheck {
+			c.recheck = false
+			h.mu.Unlock()
+			out, err := c.recheckNow(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if len(out) > 0 {
+				return out, nil
+			}
+			continue
 		}
 		if len(c.presQ) > 0 {
 			out := c.presQ

@@ -18,6 +18,14 @@
 // events behind, or behind the ring's oldest event, is failed with
 // ErrSlowConsumer and its transport closes it with an error frame.
 //
-// Rules and record rendering belong to the engine: the package asks an
-// Authorizer (EngineAuthorizer adapts *engine.Engine).
+// Credentials are checked for as long as a connection uses them
+// (credentials.go): the observer flags the connections a committed
+// credential event may touch, and each rechecks its principal on its own
+// goroutine before it takes any later event. A connection whose credential
+// ended carries on as anonymous after an unauthorized message, or ends
+// (ConnOptions.CloseOnRevoke: SSE); an expiry timer does the same when the
+// token runs out.
+//
+// Rules, record rendering and credentials belong to the engine: the
+// package asks an Authorizer (EngineAuthorizer adapts *engine.Engine).
 package realtime

@@ -139,6 +139,14 @@ type Hub struct {
 	wake   chan struct{}
 	conns  map[string]*Conn
 
+	// Credential events (credentials.go): their count, the recent ones,
+	// and the signed-in connections by principal id and token id.
+	touchSeq uint64
+	touchLog []touchRec
+	authed   connSet
+	byID     map[string]connSet
+	byToken  map[string]connSet
+
 	presence *Presence
 
 	subs    atomic.Int64
@@ -162,6 +170,7 @@ func NewHub(opts Options) *Hub {
 	h := &Hub{
 		opts: opts, first: 1, floorI: opts.StartIndex, floorX: true,
 		wake: make(chan struct{}), conns: map[string]*Conn{},
+		authed: connSet{}, byID: map[string]connSet{}, byToken: map[string]connSet{},
 	}
 	h.presence = newPresence(h, opts.Clock)
 	return h
@@ -177,14 +186,20 @@ func (h *Hub) retention() time.Duration {
 }
 
 // Observe is the fsm.Observer: it appends the batch's record events to the
-// ring, evicts what fell out of the window, fails connections that lag
-// too far and wakes the readers. It never blocks on a client.
+// ring, flags the connections whose credentials the batch may have
+// changed, evicts what fell out of the window, fails connections that lag
+// too far and wakes the readers. It never blocks on a client and never
+// reads the database.
 func (h *Hub) Observe(events []fsm.Event) {
 	var add []*Event
+	var touches []*engine.CredentialTouch
 	var last uint64
 	var seq uint32
 	now := h.opts.Clock()
 	for _, ev := range events {
+		if t := h.opts.Auth.Touched(ev); t != nil {
+			touches = append(touches, t)
+		}
 		if ev.Kind == fsm.KindRestore {
 			h.restored(ev.Index)
 			continue
@@ -226,6 +241,11 @@ func (h *Hub) Observe(events []fsm.Event) {
 		h.head++
 		e.pos = h.head
 		h.ring = append(h.ring, e)
+	}
+	// In the same critical section as the events: a connection takes
+	// none of them before it has seen its flag.
+	for _, t := range touches {
+		h.touchLocked(t)
 	}
 	h.evictLocked(now)
 	if len(add) == 0 {
@@ -307,6 +327,11 @@ func (h *Hub) failLocked(c *Conn, err error) {
 		h.dropped.Add(1)
 	}
 	delete(h.conns, c.id)
+	h.unindexLocked(c)
+	if c.expiry != nil {
+		c.expiry.Stop()
+		c.expiry = nil
+	}
 	h.subs.Add(-int64(c.nsubs))
 	c.nsubs = 0
 	close(c.done)

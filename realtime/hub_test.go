@@ -33,6 +33,16 @@ func (fakeAuth) View(p engine.Principal, ch *engine.RecordChange) View {
 	return fakeView{ch}
 }
 
+// fakeAuth's credentials always hold and never expire (credentials_test.go
+// has an authorizer whose credentials end).
+func (fakeAuth) Recheck(_ context.Context, p engine.Principal) (engine.Principal, error) {
+	return p, nil
+}
+
+func (fakeAuth) Expiry(engine.Principal) time.Time { return time.Time{} }
+
+func (fakeAuth) Touched(fsm.Event) *engine.CredentialTouch { return nil }
+
 type fakeView struct{ ch *engine.RecordChange }
 
 func (v fakeView) Match(f filter.Expr) bool {

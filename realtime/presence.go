@@ -182,18 +182,20 @@ func (c *Conn) Track(channel, key string, state json.RawMessage) *Error {
 	if len(key) > maxKeyLen {
 		return &Error{CodeTooLarge, fmt.Sprintf("presence key longer than %d bytes", maxKeyLen)}
 	}
+	p := c.hub.presence
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.closed() {
+		return &Error{CodeInvalidMessage, "connection closed"}
+	}
+	// Read under p.mu: a credential that ends drops the presences that
+	// carry its identity under p.mu after clearing it (dropIdentified).
 	ident := c.Identity()
 	if key == "" {
 		key = c.id
 		if ident != nil {
 			key = ident.ID
 		}
-	}
-	p := c.hub.presence
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c.closed() {
-		return &Error{CodeInvalidMessage, "connection closed"}
 	}
 	if e := p.observeLocked(c, channel); e != nil {
 		return e
@@ -272,6 +274,25 @@ func (p *Presence) dropConn(c *Conn) {
 		}
 	}
 	delete(p.perConn, c)
+}
+
+// dropIdentified untracks c's presences that carry an identity: c's
+// credential no longer holds, so neither does the identity they show.
+// Observers get a leave, c the channel's state; c keeps observing.
+func (p *Presence) dropIdentified(c *Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cp := p.perConn[c]
+	if cp == nil {
+		return
+	}
+	for ch := range cp.tracked {
+		if e := p.local.get(ch, c.id); e != nil && e.Meta.Identity != nil {
+			p.changeLocked(c, ch, nil)
+			delete(cp.tracked, ch)
+			p.queueStateLocked(c, ch)
+		}
+	}
 }
 
 // changeLocked records a local change (meta nil: leave), tells the
