@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzAuthBodies -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAuthFlowBodies$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBody$$' -fuzztime $(FUZZTIME) ./api
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzListQuery$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine
