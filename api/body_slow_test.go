@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,26 +44,7 @@ func TestSlowAnonymousBodiesAreCut(t *testing.T) {
 	chunk[0], chunk[1], chunk[2] = '{', '"', 't'
 
 	base := liveHeap()
-	var (
-		mu   sync.Mutex
-		peak uint64
-		stop = make(chan struct{})
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			h := liveHeap()
-			mu.Lock()
-			peak = max(peak, h)
-			mu.Unlock()
-		}
-	}()
+	peakHeap := watchHeap(20 * time.Millisecond)
 
 	type outcome struct {
 		status int
@@ -112,9 +92,7 @@ func TestSlowAnonymousBodiesAreCut(t *testing.T) {
 			counts[0]++ // closed without an answer the client could read
 		}
 	}
-	close(stop)
-	<-done
-	growth := int64(peak) - int64(base)
+	growth := int64(peakHeap()) - int64(base)
 	t.Logf("answers %v (0: closed, -1: still open) within %v; live heap %.1f MB before, peak growth %.1f MB",
 		counts, last, float64(base)/1e6, float64(growth)/1e6)
 	if counts[-1] > 0 {
