@@ -268,6 +268,15 @@ func TestEmailOTP(t *testing.T) {
 		n++
 		return md.await(t, "dan@example.com", n)
 	}
+	// erin's wrong codes are counted apart from dan's: each account has a
+	// budget of ten wrong codes per 15 minutes.
+	register(t, s, "members", "erin@example.com", userPassword)
+	erinN := 0
+	nextErin := func(t testing.TB) message {
+		t.Helper()
+		erinN++
+		return md.await(t, "erin@example.com", erinN)
+	}
 
 	t.Run("the code signs in after wrong codes, once, and verifies the email", func(t *testing.T) {
 		request(t, "dan@example.com")
@@ -305,18 +314,38 @@ func TestEmailOTP(t *testing.T) {
 	})
 
 	t.Run("five wrong codes burn the token, link included", func(t *testing.T) {
-		request(t, "dan@example.com")
-		msg := next(t)
+		request(t, "erin@example.com")
+		msg := nextErin(t)
 		code := codeIn(t, msg)
 		wrong := "999999"
 		if code == wrong {
 			wrong = "888888"
 		}
 		for range 5 {
-			data(t, s, http.StatusUnauthorized, "POST", auth, map[string]any{"code": wrong, "email": "dan@example.com"}, nil)
+			data(t, s, http.StatusUnauthorized, "POST", auth, map[string]any{"code": wrong, "email": "erin@example.com"}, nil)
 		}
-		data(t, s, http.StatusUnauthorized, "POST", auth, map[string]any{"code": code, "email": "dan@example.com"}, nil)
+		data(t, s, http.StatusUnauthorized, "POST", auth, map[string]any{"code": code, "email": "erin@example.com"}, nil)
 		data(t, s, http.StatusUnauthorized, "POST", auth, map[string]any{"token": tokenIn(t, msg)}, nil)
+	})
+
+	t.Run("ten wrong codes spend the account's budget: a new OTP's right code is 429", func(t *testing.T) {
+		// erin has six wrong codes above (five, and the burned token's).
+		request(t, "erin@example.com")
+		code := codeIn(t, nextErin(t))
+		wrong := "999999"
+		if code == wrong {
+			wrong = "888888"
+		}
+		for range 4 {
+			data(t, s, http.StatusUnauthorized, "POST", auth, map[string]any{"code": wrong, "email": "erin@example.com"}, nil)
+		}
+		res, body := s.Do(t, "POST", auth, map[string]any{"code": code, "email": "erin@example.com"}, nil)
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("the right code after ten wrong ones: %d %s", res.StatusCode, body)
+		}
+		// The link token is not a guess: it still signs in.
+		request(t, "erin@example.com")
+		data(t, s, http.StatusOK, "POST", auth, map[string]any{"token": tokenIn(t, nextErin(t))}, nil)
 	})
 
 	t.Run("a new request replaces the earlier token", func(t *testing.T) {
