@@ -18,6 +18,7 @@ import (
 	"svcd/api/apitest"
 	"svcd/cmd/svcd/stack"
 	"svcd/engine/password"
+	"svcd/fsm"
 )
 
 // Benchmarks of sign-in and of authenticated reads, over HTTP against a
@@ -43,7 +44,7 @@ func BenchmarkPasswordVerify(b *testing.B) {
 func startProductionNode(b *testing.B) string {
 	b.Helper()
 	st, err := stack.Open(stack.Config{DataDir: b.TempDir(), PasswordParams: password.Default,
-		OnFatal: func(err error) { b.Errorf("fatal: %v", err) }}, slog.New(slog.DiscardHandler))
+		OnStall: func(st fsm.Stall) { b.Errorf("stalled: %s", st.Reason) }}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

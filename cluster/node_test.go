@@ -77,7 +77,7 @@ func openKV(t *testing.T, dir string) *kvStore {
 		Path:     filepath.Join(dir, "data.db"),
 		Registry: r,
 		Logger:   quietLogger(),
-		OnFatal:  func(err error) { kv.fatal.CompareAndSwap(nil, err) },
+		OnStall:  func(st fsm.Stall) { kv.fatal.CompareAndSwap(nil, errors.New(st.Reason)) },
 	})
 	if err != nil {
 		t.Fatalf("fsm.Open: %v", err)
@@ -89,7 +89,7 @@ func openKV(t *testing.T, dir string) *kvStore {
 func (kv *kvStore) checkFatal(t *testing.T) {
 	t.Helper()
 	if err, _ := kv.fatal.Load().(error); err != nil {
-		t.Fatalf("state machine OnFatal was called: %v", err)
+		t.Fatalf("the state machine stopped: %v", err)
 	}
 }
 

@@ -74,7 +74,7 @@ type flowEnv struct {
 func newFlowEnv(t *testing.T, start time.Time) *flowEnv {
 	t.Helper()
 	store, err := fsm.Open(fsm.Options{Path: filepath.Join(t.TempDir(), "data.db"), Logger: slog.New(slog.DiscardHandler),
-		OnFatal: func(err error) { t.Errorf("fatal: %v", err) }})
+		OnStall: func(st fsm.Stall) { t.Errorf("stalled: %s", st.Reason) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,41 +37,148 @@ var ErrUnknownCommand = errors.New("fsm: unknown command type")
 // transaction. Each command runs under its own savepoint, so a failing
 // command rolls back alone; the applied index is written in the same
 // transaction, so an entry replayed after a crash is skipped.
+//
+// It never skips an entry it cannot apply (stall.go): the entries before
+// it are committed, and the call waits at it, retrying by itself when the
+// cause is the environment (a full disk, an I/O error, a locked file), or
+// until Close when the entry itself cannot be applied (damaged, of an
+// unknown type, or one this binary must not apply). Entries after Close
+// answer ErrClosed.
 func (s *Store) ApplyBatch(entries []Entry) []Result {
 	if len(entries) == 0 {
 		return nil
 	}
-	results, events, last := s.applyBatch(entries)
-	// Observers run outside the lock (they may read the replica) but before
-	// waiters on these indexes wake, so a reader released by WaitApplied sees
-	// every cache the observers rebuilt.
-	if len(events) > 0 {
-		s.notify(events)
+	out := make([]Result, len(entries))
+	done := 0
+	wait := stallRetryMin
+	for done < len(entries) {
+		if s.isClosing() {
+			for i := done; i < len(entries); i++ {
+				out[i] = Result{Err: ErrClosed}
+			}
+			return out
+		}
+		o := s.applyBatch(entries[done:])
+		copy(out[done:], o.results[:o.applied])
+		s.publish(o)
+		done += o.applied
+		if o.stall == nil {
+			continue
+		}
+		s.enterStall(o.stall)
+		if !s.awaitRetry(o.stall, wait) {
+			for i := done; i < len(entries); i++ {
+				out[i] = Result{Err: ErrClosed}
+			}
+			return out
+		}
+		wait = min(2*wait, stallRetryMax)
 	}
-	if last > s.applied.Load() {
-		s.setApplied(last)
-	}
-	return results
+	s.leaveStall()
+	return out
 }
 
-func (s *Store) applyBatch(entries []Entry) ([]Result, []Event, uint64) {
-	results := make([]Result, len(entries))
+// publish runs the observers of an applied prefix and publishes its index.
+// Observers run outside the lock (they may read the replica) but before
+// waiters on these indexes wake, so a reader released by WaitApplied sees
+// every cache the observers rebuilt.
+func (s *Store) publish(o batchOutcome) {
+	if len(o.events) > 0 {
+		s.notify(o.events)
+	}
+	if o.last > s.applied.Load() {
+		s.setApplied(o.last)
+	}
+}
+
+// batchOutcome is what one attempt at a batch did: the results and events
+// of the entries it applied (the first applied of them; all of them
+// unless it stalled), the last index it committed (0: none), and the
+// stall that stopped it.
+type batchOutcome struct {
+	results []Result
+	events  []Event
+	last    uint64
+	applied int
+	stall   *Stall
+}
+
+// applyBatch applies entries, or the prefix before the first one that
+// cannot be applied, in one transaction.
+func (s *Store) applyBatch(entries []Entry) batchOutcome {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.pools == nil {
-		for i := range results {
-			results[i].Err = ErrClosed
-		}
-		return results, nil, 0
+		return batchOutcome{results: make([]Result, len(entries)),
+			stall: s.stallAt(entries[0].Index, errors.New("the database was lost in a failed restore: restart the node"), false)}
 	}
 	applied := s.applied.Load()
-	last := applied
+	end, stop := len(entries), error(nil)
+	if k, err := s.firstUnappliable(entries, applied); err != nil {
+		end, stop = k, err
+	}
+	for {
+		a := s.applyLocked(entries[:end], applied)
+		if a.halt >= 0 {
+			// A handler refused to apply a command faithfully: apply what
+			// comes before it, stop at it.
+			end, stop = a.halt, a.haltErr
+			continue
+		}
+		o := a.batchOutcome
+		if o.stall == nil && stop != nil {
+			o.stall = s.stallAt(entries[end].Index, stop, false)
+		}
+		o.results = append(o.results, make([]Result, len(entries)-len(o.results))...)
+		return o
+	}
+}
+
+// firstUnappliable finds the first entry above applied that this node can
+// never apply as it is: a damaged or malformed envelope, or an unknown
+// type without the ignore bit. It returns its position and why.
+func (s *Store) firstUnappliable(entries []Entry, applied uint64) (int, error) {
+	for i, e := range entries {
+		if e.Index <= applied || e.Membership || len(e.Data) == 0 {
+			continue
+		}
+		cmd, err := Decode(e.Data)
+		if err != nil {
+			return i, fmt.Errorf("entry %d is damaged: %w", e.Index, err)
+		}
+		if _, ok := s.opts.Registry.lookup(cmd.Type); !ok && cmd.Flags&FlagIgnoreUnknown == 0 {
+			return i, fmt.Errorf("%w %d at index %d (upgrade this node)", ErrUnknownCommand, cmd.Type, e.Index)
+		}
+	}
+	return -1, nil
+}
+
+// attempt is one transaction over a run of entries; halt >= 0 names the
+// entry whose handler returned ErrHalt (the transaction is rolled back).
+type attempt struct {
+	batchOutcome
+	halt    int
+	haltErr error
+}
+
+// applyLocked applies entries (all of which can be decoded) in one
+// transaction. A failure of the environment (begin, commit, or a
+// statement failing for a reason that is this node's, not the command's)
+// rolls everything back and stalls at the first entry.
+func (s *Store) applyLocked(entries []Entry, applied uint64) attempt {
+	a := attempt{batchOutcome: batchOutcome{results: make([]Result, len(entries))}, halt: -1}
+	if len(entries) == 0 {
+		return a
+	}
+	envStall := func(what string, err error) attempt {
+		s.pools.writer.exec(true, "ROLLBACK", nil)
+		return attempt{batchOutcome: batchOutcome{results: make([]Result, len(entries)),
+			stall: s.stallAt(entries[0].Index, fmt.Errorf("%s: %w", what, err), true)}, halt: -1}
+	}
 	w := s.pools.writer
 	if _, err := w.exec(true, "BEGIN IMMEDIATE", nil); err != nil {
-		s.fatal(fmt.Errorf("fsm: begin batch at index %d: %w", entries[0].Index, err))
-		return failAll(results, err), nil, 0
+		return envStall("begin batch", err)
 	}
-	rollback := func() { w.exec(true, "ROLLBACK", nil) }
 	tx := &Tx{w: w}
 	commands := 0
 	// First try the batch without savepoints: commands rarely fail at apply
@@ -80,23 +187,32 @@ func (s *Store) applyBatch(entries []Entry) ([]Result, []Event, uint64) {
 	// back and the batch runs again with a savepoint per command; handlers
 	// are deterministic, so the second run sees and does exactly what a
 	// savepoint-only run would have.
-	if !s.applyFast(tx, entries, applied, results) {
-		rollback()
+	if !s.applyFast(tx, entries, applied, a.results) {
+		w.exec(true, "ROLLBACK", nil)
 		if _, err := w.exec(true, "BEGIN IMMEDIATE", nil); err != nil {
-			s.fatal(fmt.Errorf("fsm: begin batch at index %d: %w", entries[0].Index, err))
-			return failAll(results, err), nil, 0
+			return envStall("begin batch", err)
 		}
 		tx = &Tx{w: w}
 		for i, e := range entries {
 			if e.Index <= applied || e.Membership || len(e.Data) == 0 {
 				continue
 			}
-			results[i] = s.applyOne(tx, e)
+			r, fail := s.applyOne(tx, e)
+			switch {
+			case fail != nil && errors.Is(fail, ErrHalt):
+				w.exec(true, "ROLLBACK", nil)
+				a.halt, a.haltErr = i, fail
+				return a
+			case fail != nil:
+				return envStall(fmt.Sprintf("apply entry %d", e.Index), fail)
+			}
+			a.results[i] = r
 		}
 	}
+	last := applied
 	for i, e := range entries {
 		if e.Index <= applied {
-			results[i].Skipped = true
+			a.results[i].Skipped = true
 			continue
 		}
 		last = e.Index
@@ -104,23 +220,21 @@ func (s *Store) applyBatch(entries []Entry) ([]Result, []Event, uint64) {
 			commands++
 		}
 	}
+	a.applied = len(entries)
 	if last == applied {
-		rollback()
-		return results, nil, 0
+		w.exec(true, "ROLLBACK", nil)
+		return a
 	}
 	if _, err := tx.Exec(`INSERT INTO _svc_meta (k, v) VALUES ('applied_index', ?)
 		ON CONFLICT (k) DO UPDATE SET v = excluded.v`, int64(last)); err != nil {
-		rollback()
-		s.fatal(fmt.Errorf("fsm: record applied index %d: %w", last, err))
-		return failAll(results, err), nil, 0
+		return envStall(fmt.Sprintf("record applied index %d", last), err)
 	}
 	if _, err := w.exec(true, "COMMIT", nil); err != nil {
-		rollback()
-		s.fatal(fmt.Errorf("fsm: commit batch ending at index %d: %w", last, err))
-		return failAll(results, err), nil, 0
+		return envStall(fmt.Sprintf("commit batch ending at index %d", last), err)
 	}
 	s.stats.record(commands)
-	return results, tx.events, last
+	a.events, a.last = tx.events, last
+	return a
 }
 
 // applyFast applies the batch's commands with no savepoints. It reports
@@ -161,28 +275,21 @@ func callHandler(h Handler, tx *Tx, cmd Command) (v any, panicked bool, err erro
 	return v, false, err
 }
 
-// applyOne runs one command under a savepoint.
-func (s *Store) applyOne(tx *Tx, e Entry) (res Result) {
-	cmd, err := Decode(e.Data)
-	if err != nil {
-		s.fatal(fmt.Errorf("fsm: entry %d: %w", e.Index, err))
-		return Result{Err: err}
-	}
+// applyOne runs one command under a savepoint. fail is set when the
+// command must not be answered at all: a handler's ErrHalt, or a failure
+// of this node's environment (the command's own error is res.Err). The
+// envelope was checked by firstUnappliable.
+func (s *Store) applyOne(tx *Tx, e Entry) (res Result, fail error) {
+	cmd, _ := Decode(e.Data)
 	h, ok := s.opts.Registry.lookup(cmd.Type)
 	if !ok {
-		if cmd.Flags&FlagIgnoreUnknown != 0 {
-			s.log.Warn("skipping unknown command type", "type", cmd.Type, "index", e.Index)
-			return Result{Skipped: true, Err: ErrUnknownCommand}
-		}
-		err := fmt.Errorf("%w %d at index %d (upgrade this node)", ErrUnknownCommand, cmd.Type, e.Index)
-		s.fatal(err)
-		return Result{Err: err}
+		s.log.Warn("skipping unknown command type", "type", cmd.Type, "index", e.Index)
+		return Result{Skipped: true, Err: ErrUnknownCommand}, nil
 	}
 	tx.index = e.Index
 	mark := len(tx.events)
 	if _, err := tx.w.exec(true, "SAVEPOINT cmd", nil); err != nil {
-		s.fatal(fmt.Errorf("fsm: savepoint at index %d: %w", e.Index, err))
-		return Result{Err: err}
+		return Result{}, fmt.Errorf("savepoint: %w", err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -190,33 +297,25 @@ func (s *Store) applyOne(tx *Tx, e Entry) (res Result) {
 				"index", e.Index, "panic", p, "stack", string(debug.Stack()))
 			res = Result{Err: fmt.Errorf("fsm: %s handler failed at index %d", s.opts.Registry.Name(cmd.Type), e.Index)}
 		}
-		if res.Err != nil {
+		if res.Err != nil || fail != nil {
 			tx.events = tx.events[:mark]
-			if _, err := tx.w.exec(true, "ROLLBACK TO cmd", nil); err != nil {
-				s.fatal(fmt.Errorf("fsm: rollback to savepoint at index %d: %w", e.Index, err))
+			if _, err := tx.w.exec(true, "ROLLBACK TO cmd", nil); err != nil && fail == nil {
+				fail = fmt.Errorf("rollback to savepoint: %w", err)
 			}
 		}
-		if _, err := tx.w.exec(true, "RELEASE cmd", nil); err != nil {
-			s.fatal(fmt.Errorf("fsm: release savepoint at index %d: %w", e.Index, err))
+		if _, err := tx.w.exec(true, "RELEASE cmd", nil); err != nil && fail == nil {
+			fail = fmt.Errorf("release savepoint: %w", err)
 		}
 	}()
 	v, err := h(tx, cmd)
-	if errors.Is(err, ErrHalt) {
-		s.fatal(fmt.Errorf("fsm: %s at index %d: %w", s.opts.Registry.Name(cmd.Type), e.Index, err))
+	switch {
+	case errors.Is(err, ErrHalt):
+		return Result{}, fmt.Errorf("fsm: %s at index %d: %w", s.opts.Registry.Name(cmd.Type), e.Index, err)
+	case environmentError(err):
+		// Not the command's outcome but this node's: answering it would
+		// make this replica differ from the others.
+		return Result{}, err
 	}
-	return Result{Value: v, Err: err}
+	return Result{Value: v, Err: err}, nil
 }
 
-func (s *Store) fatal(err error) {
-	s.log.Error("state machine cannot continue", "err", err)
-	s.opts.OnFatal(err)
-}
-
-func failAll(results []Result, err error) []Result {
-	for i := range results {
-		if !results[i].Skipped {
-			results[i] = Result{Err: err}
-		}
-	}
-	return results
-}

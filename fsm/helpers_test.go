@@ -119,27 +119,27 @@ func multiEntry(idx uint64, keys ...string) fsm.Entry {
 	return cmdEntry(idx, typeMulti, b)
 }
 
-// fatalLog records OnFatal calls instead of panicking. Unless allow was
-// called, any recorded call fails the test at cleanup.
-type fatalLog struct {
+// stallLog records the stalls OnStall reports. Unless allow was called,
+// any recorded stall fails the test at cleanup.
+type stallLog struct {
 	mu      sync.Mutex
-	errs    []error
+	stalls  []fsm.Stall
 	allowed bool
 }
 
-func (f *fatalLog) record(err error) {
+func (f *stallLog) record(st fsm.Stall) {
 	f.mu.Lock()
-	f.errs = append(f.errs, err)
+	f.stalls = append(f.stalls, st)
 	f.mu.Unlock()
 }
 
-func (f *fatalLog) list() []error {
+func (f *stallLog) list() []fsm.Stall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]error(nil), f.errs...)
+	return append([]fsm.Stall(nil), f.stalls...)
 }
 
-func (f *fatalLog) allow() {
+func (f *stallLog) allow() {
 	f.mu.Lock()
 	f.allowed = true
 	f.mu.Unlock()
@@ -148,14 +148,14 @@ func (f *fatalLog) allow() {
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // openStore opens a Store at path with the test registry (or reg), a quiet
-// logger and a recording OnFatal, and closes it at cleanup.
-func openStore(t testing.TB, path string, reg *fsm.Registry) (*fsm.Store, *fatalLog) {
+// logger and a recording OnStall, and closes it at cleanup.
+func openStore(t testing.TB, path string, reg *fsm.Registry) (*fsm.Store, *stallLog) {
 	t.Helper()
 	if reg == nil {
 		reg = testRegistry()
 	}
-	fl := &fatalLog{}
-	s, err := fsm.Open(fsm.Options{Path: path, Registry: reg, Logger: quietLogger, OnFatal: fl.record})
+	fl := &stallLog{}
+	s, err := fsm.Open(fsm.Options{Path: path, Registry: reg, Logger: quietLogger, OnStall: fl.record})
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
@@ -163,8 +163,8 @@ func openStore(t testing.TB, path string, reg *fsm.Registry) (*fsm.Store, *fatal
 		closeStore(t, s)
 		fl.mu.Lock()
 		defer fl.mu.Unlock()
-		if len(fl.errs) > 0 && !fl.allowed {
-			t.Errorf("unexpected OnFatal calls: %v", fl.errs)
+		if len(fl.stalls) > 0 && !fl.allowed {
+			t.Errorf("unexpected stalls: %+v", fl.stalls)
 		}
 	})
 	return s, fl

@@ -49,7 +49,10 @@ func (s *Store) Restore(r io.Reader) error {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		s.fatal(fmt.Errorf("fsm: restore swap: %w", err))
+		// The old database is gone and the new one is not in place: apply
+		// nothing until the node is restarted (it rebuilds its database
+		// from its snapshot and log).
+		s.enterStall(s.stallAt(s.AppliedIndex()+1, fmt.Errorf("restore swap: %w", err), false))
 		return err
 	}
 	s.notify([]Event{{Index: s.AppliedIndex(), Kind: KindRestore}})

@@ -293,7 +293,7 @@ func TestRestoreReplacesDatabase(t *testing.T) {
 		t.Fatalf("Restore: %v", err)
 	}
 	if n := len(fl.list()); n != 0 {
-		t.Fatalf("OnFatal called %d times", n)
+		t.Fatalf("the state machine stalled %d times", n)
 	}
 	if got := dst.AppliedIndex(); got != 30 {
 		t.Fatalf("AppliedIndex after Restore = %d, want 30", got)
@@ -402,7 +402,7 @@ func TestRestoreRejectsBadInput(t *testing.T) {
 				t.Error("Restore accepted bad input")
 			}
 			if n := len(fl.list()); n != 0 {
-				t.Errorf("OnFatal called: %v", fl.list())
+				t.Errorf("the state machine stalled: %+v", fl.list())
 			}
 			if got := s.AppliedIndex(); got != 20 {
 				t.Errorf("AppliedIndex = %d, want 20", got)
@@ -491,7 +491,7 @@ func TestRestoreCheckUsesTheRightFile(t *testing.T) {
 				}
 			}
 			if fatals := fl.list(); len(fatals) != 0 {
-				t.Fatalf("garbage upload passed the check and reached the swap; the live database is lost (OnFatal: %v)", fatals)
+				t.Fatalf("garbage upload passed the check and reached the swap; the live database is lost (stalls: %+v)", fatals)
 			}
 			if got := digest(t, s); !reflect.DeepEqual(got, before) {
 				t.Errorf("live database changed by a rejected Restore")

@@ -20,10 +20,9 @@ type Options struct {
 	Registry *Registry
 	// Logger for apply-time problems.
 	Logger *slog.Logger
-	// OnFatal is called when the node cannot go on applying the log (an
-	// unknown command type without the ignore bit, a failed commit). The
-	// default panics: a replica that skips what it cannot apply diverges.
-	OnFatal func(error)
+	// OnStall, when set, is told when the replica stops applying at an
+	// entry it cannot apply (stall.go); it runs on the apply goroutine.
+	OnStall func(Stall)
 }
 
 // Store is the state machine over one SQLite database: a single writer
@@ -44,6 +43,11 @@ type Store struct {
 	obsMu    sync.RWMutex
 	observer []Observer
 	stats    batchStats
+	// stall is the stall in progress (nil while applying); closing is
+	// closed by Close, ending the wait of a stalled apply.
+	stall     atomic.Pointer[Stall]
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 type pools struct {
@@ -65,13 +69,10 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.OnFatal == nil {
-		opts.OnFatal = func(err error) { panic(err) }
-	}
 	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("fsm: %w", err)
 	}
-	s := &Store{opts: opts, log: opts.Logger, waitCh: make(chan struct{})}
+	s := &Store{opts: opts, log: opts.Logger, waitCh: make(chan struct{}), closing: make(chan struct{})}
 	if err := s.openPools(); err != nil {
 		return nil, err
 	}
@@ -134,6 +135,7 @@ func (s *Store) Registry() *Registry { return s.opts.Registry }
 
 // Close closes the database. Applies after Close fail.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.waitMu.Lock()

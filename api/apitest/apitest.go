@@ -24,6 +24,7 @@ import (
 	"svcd/api"
 	"svcd/cmd/svcd/stack"
 	"svcd/engine/password"
+	"svcd/fsm"
 )
 
 // The credentials AdminToken uses for the first (owner) admin.
@@ -85,7 +86,7 @@ func Start(t testing.TB, opts Options) *Server {
 	st, err := stack.Open(stack.Config{
 		DataDir:        dir,
 		PasswordParams: password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32},
-		OnFatal:        func(err error) { t.Errorf("apitest: state machine fatal: %v", err) },
+		OnStall:        func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },
 		EncryptionKey:  opts.EncryptionKey,
 	}, logger)
 	if err != nil {

@@ -88,7 +88,7 @@ func openTable(t testing.TB, recs []Record) func(where string, args []any) ([]st
 		}
 		return nil, nil
 	})
-	st, err := fsm.Open(fsm.Options{Path: filepath.Join(t.TempDir(), "f.db"), Registry: reg, OnFatal: func(err error) { t.Fatal(err) }})
+	st, err := fsm.Open(fsm.Options{Path: filepath.Join(t.TempDir(), "f.db"), Registry: reg, OnStall: func(st fsm.Stall) { t.Error(st.Reason) }})
 	if err != nil {
 		t.Fatal(err)
 	}

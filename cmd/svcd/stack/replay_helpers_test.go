@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -81,7 +82,7 @@ func replOpenLog(t *testing.T, cfg stack.Config, log *slog.Logger) *replNode {
 		cfg.PasswordParams = replPasswordParams
 	}
 	fatal := &atomic.Value{}
-	cfg.OnFatal = func(err error) { fatal.CompareAndSwap(nil, err) }
+	cfg.OnStall = func(st fsm.Stall) { fatal.CompareAndSwap(nil, errors.New(st.Reason)) }
 	st, err := stack.Open(cfg, log)
 	if err != nil {
 		t.Fatalf("stack.Open(%s): %v", cfg.DataDir, err)
@@ -100,7 +101,7 @@ func replOpenLog(t *testing.T, cfg stack.Config, log *slog.Logger) *replNode {
 func (n *replNode) checkFatal(t *testing.T) {
 	t.Helper()
 	if err, _ := n.fatal.Load().(error); err != nil {
-		t.Fatalf("the state machine called OnFatal: %v", err)
+		t.Fatalf("the state machine stopped: %v", err)
 	}
 }
 
@@ -178,11 +179,17 @@ type replStore struct {
 func replOpenStore(t *testing.T, path string) *replStore {
 	t.Helper()
 	fatal := &atomic.Value{}
+	var s *fsm.Store
 	s, err := fsm.Open(fsm.Options{
 		Path:     path,
 		Registry: fsm.NewRegistry(),
 		Logger:   replLogger(),
-		OnFatal:  func(err error) { fatal.CompareAndSwap(nil, err) },
+		// A replica that stops would wait for ever: record why and
+		// close it, so the replay fails instead of hanging.
+		OnStall: func(st fsm.Stall) {
+			fatal.CompareAndSwap(nil, errors.New(st.Reason))
+			go s.Close()
+		},
 	})
 	if err != nil {
 		t.Fatalf("fsm.Open(%s): %v", path, err)
@@ -202,7 +209,7 @@ func replOpenStore(t *testing.T, path string) *replStore {
 func (s *replStore) checkFatal(t *testing.T, what string) {
 	t.Helper()
 	if err, _ := s.fatal.Load().(error); err != nil {
-		t.Fatalf("%s: the state machine called OnFatal: %v", what, err)
+		t.Fatalf("%s: the state machine stopped: %v", what, err)
 	}
 }
 

@@ -51,9 +51,9 @@ type Config struct {
 
 	// PasswordParams override the argon2id costs (tests use cheap ones).
 	PasswordParams password.Params
-	// OnFatal replaces the default (log and exit 70) when the state
-	// machine cannot continue.
-	OnFatal func(error)
+	// OnStall, when set, is told when the state machine stops applying at
+	// an entry it cannot apply (fsm/stall.go; the store logs it anyway).
+	OnStall func(fsm.Stall)
 }
 
 // Stack is one node's state machine, domain and consensus, wired together.
@@ -99,13 +99,6 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
-	onFatal := cfg.OnFatal
-	if onFatal == nil {
-		onFatal = func(err error) {
-			log.Error("FATAL: the state machine cannot continue; stopping the node", "err", err)
-			os.Exit(70)
-		}
-	}
 	signer, err := token.NewSigner(key)
 	if err != nil {
 		return nil, err
@@ -114,7 +107,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		Path:     filepath.Join(cfg.DataDir, "data.db"),
 		Registry: fsm.NewRegistry(),
 		Logger:   log,
-		OnFatal:  onFatal,
+		OnStall:  cfg.OnStall,
 	})
 	if err != nil {
 		return nil, err
