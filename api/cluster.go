@@ -98,6 +98,10 @@ type memberView struct {
 	AppliedIndex  uint64 `json:"applied_index"`
 	Lag           uint64 `json:"lag"`
 	LastContactMs int64  `json:"last_contact_ms"`
+	// Storage is "ok", "disk full" or "stalled" (its state machine stopped
+	// at an entry), with the figures and the reason.
+	Storage       string                 `json:"storage"`
+	StorageDetail *cluster.StorageStatus `json:"storage_detail,omitempty"`
 }
 
 // clusterState describes the cluster as this node sees it: each member
@@ -132,6 +136,7 @@ func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
 		if answered {
 			m.HTTPAddr, m.Region = ms.HTTPAddr, ms.Region
 			m.AppliedIndex, m.LastContactMs = ms.AppliedIndex, ms.LastContact
+			m.Storage, m.StorageDetail = ms.Storage.Condition(), &ms.Storage
 			if st.CommitIndex > ms.AppliedIndex {
 				m.Lag = st.CommitIndex - ms.AppliedIndex
 			}

@@ -84,6 +84,7 @@ type Node interface {
 	LastContact() time.Duration
 	MemberStatus(ctx context.Context, timeout time.Duration) map[string]cluster.Status
 	GossipStates() map[string]string
+	Storage() cluster.StorageStatus
 }
 
 // StatsFunc returns the figures of the admin metrics snapshot.

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"svcd/cluster"
 )
 
 // fakeNode answers the probes; any other method panics (nil interface).
@@ -12,6 +15,7 @@ type fakeNode struct {
 	Node
 	id, state, leader string
 	ready             bool
+	storage           cluster.StorageStatus
 }
 
 func (n fakeNode) NodeID() string   { return n.id }
@@ -19,6 +23,9 @@ func (n fakeNode) State() string    { return n.state }
 func (n fakeNode) LeaderID() string { return n.leader }
 func (n fakeNode) Ready() bool      { return n.ready }
 func (n fakeNode) CaughtUp() bool   { return n.ready }
+func (n fakeNode) Storage() cluster.StorageStatus {
+	return n.storage
+}
 
 // fakeEngine answers Migrated; any other method panics (nil interface).
 type fakeEngine struct {
@@ -33,21 +40,29 @@ func (e fakeEngine) Migrated() bool { return e.migrated }
 func (e fakeEngine) Setting(string) string { return "" }
 
 // TestReadyStates: /_/ready is 503 with Retry-After until the node has
-// caught up and is migrated; /_/cluster says unhealthy meanwhile.
+// caught up and is migrated, and while its disk is full or its state
+// machine stopped (with the reason); /_/cluster says unhealthy meanwhile,
+// /_/health says which condition.
 func TestReadyStates(t *testing.T) {
+	full := cluster.StorageStatus{FreeBytes: 1 << 20, MinFreeBytes: 256 << 20, DiskFull: true}
+	stalled := cluster.StorageStatus{FreeBytes: 1 << 30, MinFreeBytes: 256 << 20, Stalled: true, StallIndex: 7, StallReason: "stopped at entry 7: damaged"}
 	cases := []struct {
 		raft, migrated bool
+		storage        cluster.StorageStatus
 		status         int
+		reason, health string
 	}{
-		{false, false, 503},
-		{true, false, 503},
-		{false, true, 503},
-		{true, true, 200},
+		{false, false, cluster.StorageStatus{}, 503, "", "ok"},
+		{true, false, cluster.StorageStatus{}, 503, "", "ok"},
+		{false, true, cluster.StorageStatus{}, 503, "", "ok"},
+		{true, true, cluster.StorageStatus{}, 200, "", "ok"},
+		{true, true, full, 503, "disk full", "disk full"},
+		{true, true, stalled, 503, "stopped at entry 7", "stalled"},
 	}
 	for _, c := range cases {
 		s := New(Options{
 			Engine: fakeEngine{migrated: c.migrated},
-			Node:   fakeNode{id: "n1", state: "Follower", leader: "n2", ready: c.raft},
+			Node:   fakeNode{id: "n1", state: "Follower", leader: "n2", ready: c.raft, storage: c.storage},
 			Logger: testServer().log,
 		})
 		rec := httptest.NewRecorder()
@@ -58,6 +73,9 @@ func TestReadyStates(t *testing.T) {
 		}
 		if rec.Code != c.status || body["ready"] != (c.status == 200) || body["raft"] != c.raft || body["migrated"] != c.migrated {
 			t.Errorf("raft %v migrated %v: %d %s", c.raft, c.migrated, rec.Code, rec.Body)
+		}
+		if reason, _ := body["reason"].(string); !strings.Contains(reason, c.reason) || (c.reason == "") != (reason == "") {
+			t.Errorf("%+v: reason %q, want %q", c.storage, reason, c.reason)
 		}
 		if (rec.Header().Get("Retry-After") == "1") != (c.status == 503) {
 			t.Errorf("raft %v migrated %v: Retry-After %q", c.raft, c.migrated, rec.Header().Get("Retry-After"))
@@ -72,6 +90,14 @@ func TestReadyStates(t *testing.T) {
 		json.Unmarshal(rec.Body.Bytes(), &body)
 		if rec.Code != 200 || body["healthy"] != (c.status == 200) || body["leader_id"] != "n2" || body["state"] != "Follower" || body["node_id"] != "n1" {
 			t.Errorf("cluster summary: %d %s", rec.Code, rec.Body)
+		}
+
+		rec = httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/_/health", nil))
+		body = nil
+		json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != 200 || body["status"] != c.health {
+			t.Errorf("health: %d %s, want status %q", rec.Code, rec.Body, c.health)
 		}
 	}
 }

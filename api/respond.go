@@ -14,19 +14,20 @@ import (
 
 // statusOf is the one table from domain error kinds to HTTP status codes.
 var statusOf = map[engine.Kind]int{
-	engine.KindInternal:         http.StatusInternalServerError,
-	engine.KindBadRequest:       http.StatusBadRequest,
-	engine.KindUnauthorized:     http.StatusUnauthorized,
-	engine.KindForbidden:        http.StatusForbidden,
-	engine.KindNotFound:         http.StatusNotFound,
-	engine.KindMethodNotAllowed: http.StatusMethodNotAllowed,
-	engine.KindConflict:         http.StatusConflict,
-	engine.KindPrecondition:     http.StatusPreconditionFailed,
-	engine.KindValidation:       http.StatusUnprocessableEntity,
-	engine.KindUnavailable:      http.StatusServiceUnavailable,
-	engine.KindTooManyRequests:  http.StatusTooManyRequests,
-	engine.KindTooLarge:         http.StatusRequestEntityTooLarge,
-	engine.KindTimeout:          http.StatusRequestTimeout,
+	engine.KindInternal:            http.StatusInternalServerError,
+	engine.KindBadRequest:          http.StatusBadRequest,
+	engine.KindUnauthorized:        http.StatusUnauthorized,
+	engine.KindForbidden:           http.StatusForbidden,
+	engine.KindNotFound:            http.StatusNotFound,
+	engine.KindMethodNotAllowed:    http.StatusMethodNotAllowed,
+	engine.KindConflict:            http.StatusConflict,
+	engine.KindPrecondition:        http.StatusPreconditionFailed,
+	engine.KindValidation:          http.StatusUnprocessableEntity,
+	engine.KindUnavailable:         http.StatusServiceUnavailable,
+	engine.KindTooManyRequests:     http.StatusTooManyRequests,
+	engine.KindTooLarge:            http.StatusRequestEntityTooLarge,
+	engine.KindTimeout:             http.StatusRequestTimeout,
+	engine.KindInsufficientStorage: http.StatusInsufficientStorage,
 }
 
 // errorBody is SPEC.md's error envelope.
@@ -45,12 +46,22 @@ func toDomain(err error) (*engine.Error, bool) {
 	switch {
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrShutdown):
 		return &engine.Error{Kind: engine.KindUnavailable, Message: "No leader is available; retry shortly", RetryAfter: 1}, false
+	case errors.Is(err, cluster.ErrDiskFull):
+		return &engine.Error{Kind: engine.KindInsufficientStorage, Message: diskMessage(err), RetryAfter: 5}, false
+	case errors.Is(err, cluster.ErrStalled):
+		return &engine.Error{Kind: engine.KindUnavailable, Message: err.Error(), RetryAfter: 5}, false
 	case errors.Is(err, cluster.ErrIndeterminate):
 		return &engine.Error{Kind: engine.KindUnavailable, Message: "Leadership changed; the write may or may not have been applied", RetryAfter: 1}, false
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return &engine.Error{Kind: engine.KindUnavailable, Message: "The request timed out", RetryAfter: 1}, false
 	}
 	return &engine.Error{Kind: engine.KindInternal, Message: "Something went wrong while processing the request"}, true
+}
+
+// diskMessage is the answer to a write refused for a full disk: the
+// node's own words, which name it and its free space.
+func diskMessage(err error) string {
+	return "Insufficient storage: " + err.Error()
 }
 
 // writeError writes the error envelope for err.

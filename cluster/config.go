@@ -38,6 +38,10 @@ type Config struct {
 	Codec ResultCodec
 	// LeaderWait bounds how long Apply waits for a leader (default 5 s).
 	LeaderWait time.Duration
+	// MinFreeBytes is the free-space floor of the Raft directory's and the
+	// database's file systems, below which the node takes no write
+	// (storage.go; default DefaultMinFreeBytes).
+	MinFreeBytes uint64
 	// Faults are test-only defects (see Faults); zero in production.
 	Faults Faults
 
@@ -53,6 +57,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = 10240
+	}
+	if c.MinFreeBytes == 0 {
+		c.MinFreeBytes = DefaultMinFreeBytes
 	}
 	if c.LeaderWait == 0 {
 		c.LeaderWait = 5 * time.Second

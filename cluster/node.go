@@ -45,6 +45,10 @@ type Node struct {
 	// acked is the highest log index of a write this node has answered
 	// to a client: its local reads never reflect less (AckedIndex).
 	acked atomic.Uint64
+	// storage measures free space (storage.go); stopStorage ends its
+	// watch.
+	storage     *storage
+	stopStorage chan struct{}
 }
 
 // Open starts the Raft node over sm, recovering existing state or, in
@@ -70,7 +74,8 @@ func Open(cfg Config, sm StateMachine) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open raft log (is another svcd using %s?): %w", cfg.Dir, err)
 	}
-	n := &Node{cfg: cfg, logs: logs, sm: sm}
+	n := &Node{cfg: cfg, logs: logs, sm: sm, storage: newStorage(cfg.MinFreeBytes, cfg.Dir, filepath.Dir(sm.Path())),
+		stopStorage: make(chan struct{})}
 	if err := n.open(); err != nil {
 		logs.Close()
 		return nil, err
@@ -168,6 +173,7 @@ func (n *Node) open() error {
 	}
 	n.raft = r
 	n.running.Store(true)
+	go n.watchStorage(n.stopStorage)
 	if cfg.GossipAddr != "" && cfg.ClusterKey != "" {
 		if err := n.startGossip(); err != nil {
 			r.Shutdown().Error()
@@ -189,6 +195,9 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 	}
 	wctx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
 	defer cancel()
+	if err := n.writable(); err != nil {
+		return nil, 0, err
+	}
 	for {
 		if n.IsLeader() {
 			return n.applyLocal(ctx, cmd)
@@ -253,6 +262,9 @@ func (n *Node) raiseAcked(idx uint64) {
 
 // applyLocal proposes on this node, which must lead.
 func (n *Node) applyLocal(ctx context.Context, cmd fsm.Command) (any, uint64, error) {
+	if err := n.writable(); err != nil {
+		return nil, 0, err // also for a write a follower forwarded
+	}
 	f := n.raft.Apply(cmd.Encode(), n.cfg.LeaderWait)
 	if err := f.Error(); err != nil {
 		switch {
@@ -448,6 +460,10 @@ func (n *Node) Shutdown() error {
 	}
 	n.stopGossip()
 	n.pool.closeAll()
+	close(n.stopStorage)
+	// A state machine stopped at an entry holds Raft's apply goroutine,
+	// which Raft's shutdown waits for: end that wait first.
+	n.sm.Interrupt()
 	err := n.raft.Shutdown().Error()
 	if c, ok := n.trans.(io.Closer); ok {
 		c.Close()

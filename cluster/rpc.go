@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,6 +80,10 @@ func failureOf(err error) string {
 		return "indeterminate"
 	case errors.Is(err, ErrShutdown):
 		return "shutdown"
+	case errors.Is(err, ErrDiskFull):
+		return "disk_full:" + err.Error()
+	case errors.Is(err, ErrStalled):
+		return "stalled:" + err.Error()
 	}
 	return err.Error()
 }
@@ -94,8 +99,24 @@ func failureErr(s string) error {
 	case "shutdown":
 		return ErrShutdown
 	}
+	if msg, ok := strings.CutPrefix(s, "disk_full:"); ok {
+		return &relayedError{msg: msg, cause: ErrDiskFull}
+	}
+	if msg, ok := strings.CutPrefix(s, "stalled:"); ok {
+		return &relayedError{msg: msg, cause: ErrStalled}
+	}
 	return errors.New("cluster: leader: " + s)
 }
+
+// relayedError is a storage refusal of the leader, relayed to the
+// follower that forwarded the write: the leader's message, the same cause.
+type relayedError struct {
+	msg   string
+	cause error
+}
+
+func (e *relayedError) Error() string { return e.msg }
+func (e *relayedError) Unwrap() error { return e.cause }
 
 // serveRPC answers one RPC on an authenticated connection.
 func (n *Node) serveRPC(kind byte, c net.Conn) {
@@ -179,7 +200,8 @@ func (n *Node) leaderApply(data []byte) rpcReply {
 }
 
 func isClusterErr(err error) bool {
-	return errors.Is(err, ErrNoLeader) || errors.Is(err, ErrIndeterminate) || errors.Is(err, ErrShutdown)
+	return errors.Is(err, ErrNoLeader) || errors.Is(err, ErrIndeterminate) || errors.Is(err, ErrShutdown) ||
+		errors.Is(err, ErrDiskFull) || errors.Is(err, ErrStalled)
 }
 
 // leaderReadIndex confirms leadership with a quorum and returns the commit

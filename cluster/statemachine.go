@@ -15,6 +15,13 @@ type StateMachine interface {
 	Snapshot() (*fsm.Snapshot, error)
 	Restore(r io.Reader) error
 	AppliedIndex() uint64
+	// Stalled is the stall in progress (nil while applying).
+	Stalled() *fsm.Stall
+	// Path is the database file (its file system's free space counts).
+	Path() string
+	// Interrupt ends the wait of a stopped apply and refuses later ones;
+	// the owner closes the state machine after the node.
+	Interrupt()
 }
 
 // raftFSM adapts a StateMachine to raft.BatchingFSM: it converts log entries

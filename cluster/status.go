@@ -19,6 +19,8 @@ type Status struct {
 	// Gossip is this member's liveness as the gossip ring sees it
 	// (alive, suspect, dead), when gossip runs.
 	Gossip string `json:"-"`
+	// Storage is its free space and whether its state machine stopped.
+	Storage StorageStatus `json:"storage"`
 }
 
 // LocalStatus describes this node.
@@ -26,7 +28,7 @@ func (n *Node) LocalStatus() Status {
 	return Status{
 		NodeID: n.cfg.NodeID, HTTPAddr: n.cfg.HTTPAddr, Region: n.cfg.Region, State: n.State(),
 		AppliedIndex: n.sm.AppliedIndex(), LastContact: n.LastContact().Milliseconds(),
-		GossipAddr: n.cfg.GossipAddr,
+		GossipAddr: n.cfg.GossipAddr, Storage: n.Storage(),
 	}
 }
 

@@ -24,6 +24,8 @@ const (
 	// KindTimeout is a request the client did not finish sending in time
 	// (408).
 	KindTimeout
+	// KindInsufficientStorage is a write refused for a full disk (507).
+	KindInsufficientStorage
 )
 
 // Error is a domain error. It holds only plain data so that it can cross

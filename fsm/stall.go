@@ -107,6 +107,12 @@ func (s *Store) awaitRetry(st *Stall, wait time.Duration) bool {
 	}
 }
 
+// Interrupt ends the wait of a stalled ApplyBatch and makes later ones
+// answer ErrClosed without applying anything: the consensus layer calls it
+// before it shuts down (its apply goroutine may be held at a stall). The
+// database stays open for reads until Close.
+func (s *Store) Interrupt() { s.closeOnce.Do(func() { close(s.closing) }) }
+
 // isClosing reports whether Close has begun.
 func (s *Store) isClosing() bool {
 	select {

@@ -135,7 +135,7 @@ func (s *Store) Registry() *Registry { return s.opts.Registry }
 
 // Close closes the database. Applies after Close fail.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.closing) })
+	s.Interrupt()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.waitMu.Lock()

@@ -45,6 +45,7 @@ type config struct {
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
+	minFreeBytes      uint64
 }
 
 func envOr(key, def string) string {
@@ -100,6 +101,9 @@ func parseServeFlags(args []string) (*config, error) {
 		return nil, err
 	}
 	if c.trailingLogs, err = envUint("SVC_RAFT_TRAILING_LOGS"); err != nil {
+		return nil, err
+	}
+	if c.minFreeBytes, err = envUint("SVC_MIN_FREE_BYTES"); err != nil {
 		return nil, err
 	}
 	if v := os.Getenv("SVC_RAFT_SNAPSHOT_INTERVAL"); v != "" {
@@ -159,7 +163,7 @@ func (c *config) stackConfig() stack.Config {
 		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap, ClusterKey: c.clusterKey,
 		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region, GossipAddr: c.gossip, TLS: c.tls,
 		JWTSecret: c.jwtSecret, EncryptionKey: c.encKey, EncryptionKeyOld: c.encKeyOld, SnapshotThreshold: c.snapshotThreshold,
-		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs,
+		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs, MinFreeBytes: c.minFreeBytes,
 	}
 }
 

@@ -48,6 +48,9 @@ type Config struct {
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
+	// MinFreeBytes is the free-space floor below which the node takes no
+	// write (cluster.Config.MinFreeBytes; SVC_MIN_FREE_BYTES).
+	MinFreeBytes uint64
 
 	// PasswordParams override the argon2id costs (tests use cheap ones).
 	PasswordParams password.Params
@@ -143,6 +146,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		SnapshotInterval:  cfg.SnapshotInterval,
 		TrailingLogs:      cfg.TrailingLogs,
+		MinFreeBytes:      cfg.MinFreeBytes,
 		Faults:            faults,
 		Logger:            log,
 	}, store)
