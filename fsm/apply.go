@@ -318,4 +318,3 @@ func (s *Store) applyOne(tx *Tx, e Entry) (res Result, fail error) {
 	}
 	return Result{Value: v, Err: err}, nil
 }
-
