@@ -35,3 +35,22 @@ func BenchmarkApplyBatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEnvelope encodes and decodes (verifying the CRC-32C of version
+// 2) commands of a single create's, a batch's and a CSV chunk's size.
+func BenchmarkEnvelope(b *testing.B) {
+	for _, size := range []int{300, 30_000, 300_000} {
+		payload := make([]byte, size)
+		for i := range payload {
+			payload[i] = byte('a' + i%26)
+		}
+		b.Run(fmt.Sprintf("payload=%d", size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if _, err := fsm.Decode(fsm.Command{Type: 20, Version: 1, Payload: payload}.Encode()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
