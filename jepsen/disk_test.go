@@ -3,16 +3,12 @@ package jepsen_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"svcd/jepsen/harness"
 )
@@ -22,7 +18,7 @@ import (
 // (or hands it over), stays up, and resumes by itself when space is freed.
 // The data directories are small tmpfs mounts (root only).
 
-// tmpfs mounts a tmpfs of size bytes at dir (created) until the test ends.
+// tmpfs mounts a tmpfs of size bytes at dir until the test ends.
 func tmpfs(t *testing.T, dir string, size int64) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -31,64 +27,33 @@ func tmpfs(t *testing.T, dir string, size int64) {
 		}
 		t.Skip("mounting a tmpfs needs root")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	unmount, err := harness.MountTmpfs(dir, size)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v: %s", err, out)
-	}
 	// Cleanups run last-registered first: this one after the node's kill.
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	t.Cleanup(unmount)
 }
 
-// diskFiller takes the free space of a file system away and gives it back.
+// diskFiller is harness.Filler failing the test on errors.
 type diskFiller struct {
-	t    *testing.T
-	path string
+	t *testing.T
+	f *harness.Filler
 }
 
-func newFiller(t *testing.T, dir string) *diskFiller {
-	return &diskFiller{t: t, path: filepath.Join(dir, "filler")}
-}
+func newFiller(t *testing.T, dir string) *diskFiller { return &diskFiller{t, harness.NewFiller(dir)} }
 
-// leave fills the file system until about keep bytes are free.
-func (f *diskFiller) leave(keep int64) {
-	f.t.Helper()
-	var st unix.Statfs_t
-	if err := unix.Statfs(filepath.Dir(f.path), &st); err != nil {
-		f.t.Fatal(err)
-	}
-	free := int64(st.Bavail) * st.Bsize
-	cur := int64(0)
-	if fi, err := os.Stat(f.path); err == nil {
-		cur = fi.Size()
-	}
-	want := max(cur+free-keep, 0)
-	file, err := os.OpenFile(f.path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer file.Close()
-	if want < cur {
-		if err := file.Truncate(want); err != nil {
-			f.t.Fatal(err)
-		}
-		return
-	}
-	// Allocate for real (a sparse file takes no space on tmpfs); the last
-	// pages may not fit: fill what does.
-	for size := want; size > cur; size -= 64 << 10 {
-		if err := unix.Fallocate(int(file.Fd()), 0, 0, size); err == nil {
-			return
-		}
+func (d *diskFiller) leave(keep int64) {
+	d.t.Helper()
+	if err := d.f.Leave(keep); err != nil {
+		d.t.Fatal(err)
 	}
 }
 
-// free gives the space back.
-func (f *diskFiller) free() {
-	f.t.Helper()
-	if err := os.Remove(f.path); err != nil && !os.IsNotExist(err) {
-		f.t.Fatal(err)
+func (d *diskFiller) free() {
+	d.t.Helper()
+	if err := d.f.Free(); err != nil {
+		d.t.Fatal(err)
 	}
 }
 

@@ -38,7 +38,7 @@ func allFaults() []suite.Fault {
 	return []suite.Fault{
 		suite.Kill{Leader: true}, suite.Kill{}, suite.Pause{Leader: true}, suite.Pause{},
 		suite.IsolateLeader{}, suite.Halves{}, suite.Bridge{}, suite.OneWay{},
-		suite.Loss{}, suite.Latency{}, suite.ClockSkew{}, suite.Membership{},
+		suite.Loss{}, suite.Latency{}, suite.ClockSkew{}, suite.Membership{}, suite.DiskFull{},
 	}
 }
 
@@ -77,6 +77,8 @@ func baseOptions(t *testing.T) suite.Options {
 		Nodes:     envInt(t, "JEPSEN_NODES", 3),
 		Seed:      uint64(envInt(t, "JEPSEN_SEED", 0)),
 		ReportDir: dir,
+		// Data directories on tmpfs, for the disk-full fault.
+		Tmpfs: 1 << 30,
 	}
 }
 
@@ -109,7 +111,7 @@ func TestJepsen(t *testing.T) {
 			run(t, suite.NewLocal(), []suite.Fault{suite.Kill{}, suite.Latency{}, suite.ClockSkew{}, suite.Pause{}}, opts)
 		})
 		t.Run("set", func(t *testing.T) {
-			run(t, suite.NewSet(), []suite.Fault{suite.Halves{}, suite.Bridge{}, suite.Membership{}, suite.Loss{}}, opts)
+			run(t, suite.NewSet(), []suite.Fault{suite.Halves{}, suite.Bridge{}, suite.Membership{}, suite.Loss{}, suite.DiskFull{}}, opts)
 		})
 		t.Run("realtime", func(t *testing.T) {
 			rt := opts

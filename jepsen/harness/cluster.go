@@ -42,6 +42,9 @@ type ClusterOptions struct {
 	// Netns runs every node in its own network namespace (Network), so
 	// tests can cut, slow and lose traffic between nodes. Needs root.
 	Netns bool
+	// Tmpfs, when set, gives every node a data directory on a tmpfs of
+	// that many bytes, so a test can fill its disk (Filler). Needs root.
+	Tmpfs int64
 }
 
 // Cluster is N svcd processes forming one Raft cluster on loopback: n1
@@ -199,7 +202,15 @@ func (c *Cluster) launch(t testing.TB, nd *Node) {
 	t.Helper()
 	env := append([]string{"SVC_CLUSTER_KEY=" + c.Key}, c.opts.Env...)
 	env = append(env, c.opts.NodeEnv[nd.Name]...)
-	nd.Start(t, filepath.Join(c.dir, nd.Name), env...)
+	dir := filepath.Join(c.dir, nd.Name)
+	if c.opts.Tmpfs > 0 {
+		unmount, err := MountTmpfs(dir, c.opts.Tmpfs)
+		if err != nil {
+			t.Fatalf("cluster: %v", err)
+		}
+		t.Cleanup(unmount) // after the process's kill, registered below
+	}
+	nd.Start(t, dir, env...)
 	c.mu.Lock()
 	c.nodes = append(c.nodes, nd)
 	c.mu.Unlock()

@@ -30,6 +30,10 @@ type Options struct {
 	// NodeEnv is extra KEY=VALUE environment for every node (the fault
 	// binary's defect switches, for example).
 	NodeEnv []string
+	// Tmpfs, when set, puts every node's data directory on a tmpfs of that
+	// many bytes (the DiskFull fault fills one), with a free-space floor
+	// of DiskFloor.
+	Tmpfs int64
 	// ReportDir receives <workload>-<seed>.json (and the linearizability
 	// visualization on failure); empty means a temporary directory.
 	ReportDir string
@@ -80,10 +84,15 @@ func Run(t *testing.T, w Workload, faults []Fault, opts Options) Report {
 		t.Fatal(err)
 	}
 	t.Logf("jepsen %s: seed %d (JEPSEN_SEED=%d reproduces the plan)", w.Name(), opts.Seed, opts.Seed)
+	env0 := append([]string{"SVC_FAULT_CLOCK_FILE=" + ClockFile}, opts.NodeEnv...)
+	if opts.Tmpfs > 0 {
+		env0 = append(env0, fmt.Sprintf("SVC_MIN_FREE_BYTES=%d", DiskFloor))
+	}
 	c := harness.StartCluster(t, opts.Nodes, harness.ClusterOptions{
 		Netns: true,
 		Bin:   harness.BuildFaultBinary(t),
-		Env:   append([]string{"SVC_FAULT_CLOCK_FILE=" + ClockFile}, opts.NodeEnv...),
+		Env:   env0,
+		Tmpfs: opts.Tmpfs,
 	})
 	env := &Env{T: t, C: c, Net: c.Network(), Rand: rand.New(rand.NewPCG(opts.Seed, 0x6e656d)), Opts: opts, Dir: dir}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Duration)
