@@ -81,7 +81,7 @@ func (s *tidySnapshotStore) Create(version raft.SnapshotVersion, index, term uin
 	}
 	name := sink.ID() + snapshotTmpSuffix
 	s.writing[name]++
-	return &tidySink{SnapshotSink: sink, store: s, name: name}, nil
+	return &tidySink{SnapshotSink: newCheckedSink(sink), store: s, name: name}, nil
 }
 
 // ended records that the sink stopped writing and, if its snapshot failed,
