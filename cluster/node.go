@@ -25,7 +25,7 @@ type Node struct {
 	cfg    Config
 	raft   *raft.Raft
 	logs   *raftboltdb.BoltStore
-	snaps  *raft.FileSnapshotStore
+	snaps  *tidySnapshotStore
 	trans  raft.Transport
 	sl     *authStreamLayer // nil without a cluster key: no forwarding
 	gossip *gossip          // nil without a gossip address
@@ -88,7 +88,7 @@ func (n *Node) open() error {
 	hl := hclog.New(&hclog.LoggerOptions{
 		Name: "raft", Level: hclog.Warn, Output: os.Stderr, JSONFormat: true,
 	})
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir), 2, hl)
+	snaps, err := openSnapshotStore(cfg.Dir, hl, cfg.Logger)
 	if err != nil {
 		return fmt.Errorf("cluster: snapshot store: %w", err)
 	}

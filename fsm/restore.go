@@ -10,8 +10,13 @@ import (
 
 // Restore replaces the whole database with the SQLite file read from r (a
 // snapshot written by Snapshot.WriteTo, or an uploaded backup). The new file
-// is written and checked beside the live one, then swapped in while no
-// reader or apply runs; the old WAL and shared-memory files are dropped.
+// is streamed beside the live one, its checksum trailer verified (a stream
+// without one, from an older binary or a plain backup file, is checked by
+// SQLite alone: snapshot_trailer.go) and SQLite's checks run, then it is
+// swapped in while no reader or apply runs; the old WAL and shared-memory
+// files are dropped. A stream that fails a check is refused with an error
+// (wrapping ErrSnapshotDamaged for a checksum mismatch) and the live
+// database stays as it was.
 func (s *Store) Restore(r io.Reader) error {
 	s.waitMu.Lock()
 	closed := s.closed
@@ -21,9 +26,13 @@ func (s *Store) Restore(r io.Reader) error {
 	}
 	tmpPath := s.opts.Path + ".restore"
 	removeDBFiles(tmpPath)
-	if err := writeFileSync(tmpPath, r); err != nil {
+	checked, err := receiveSnapshot(tmpPath, r)
+	if err != nil {
 		removeDBFiles(tmpPath)
 		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	if !checked {
+		s.log.Warn("restoring a database without a checksum trailer (an older snapshot or a plain backup file): SQLite's checks only")
 	}
 	if err := checkDatabase(tmpPath); err != nil {
 		removeDBFiles(tmpPath)
@@ -39,7 +48,7 @@ func (s *Store) Restore(r io.Reader) error {
 		}
 		s.pools = nil
 	}
-	err := removeDBFiles(s.opts.Path)
+	err = removeDBFiles(s.opts.Path)
 	if err == nil {
 		err = os.Rename(tmpPath, s.opts.Path)
 	}
@@ -62,22 +71,6 @@ func (s *Store) Restore(r io.Reader) error {
 // KindRestore is the event emitted after the database was replaced: every
 // cache derived from it must be rebuilt.
 const KindRestore = "restore"
-
-func writeFileSync(path string, r io.Reader) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
 
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"io"
@@ -56,7 +57,9 @@ func (s *Store) Snapshot() (*Snapshot, error) {
 // Index is the applied index the snapshot contains.
 func (sn *Snapshot) Index() uint64 { return sn.index }
 
-// WriteTo writes the snapshot as a self-contained SQLite database file.
+// WriteTo writes the snapshot: a self-contained SQLite database file
+// followed by its checksum trailer (snapshot_trailer.go), which Restore
+// verifies. It returns the bytes written, the trailer included.
 func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(sn.store.opts.Path), "snapshot-*.db")
 	if err != nil {
@@ -73,9 +76,21 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 		return 0, fmt.Errorf("fsm: snapshot: %w", err)
 	}
 	defer f.Close()
-	n, err := io.Copy(w, f)
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), f)
 	if err != nil {
 		return n, fmt.Errorf("fsm: write snapshot: %w", err)
+	}
+	if n%sqliteMinPageSize != 0 {
+		// Restore would take the stream for a plain database file.
+		return n, fmt.Errorf("fsm: write snapshot: the database copy is %d bytes, not a whole number of pages", n)
+	}
+	t := snapshotTrailer{length: uint64(n)}
+	h.Sum(t.sum[:0])
+	m, err := w.Write(t.encode())
+	n += int64(m)
+	if err != nil {
+		return n, fmt.Errorf("fsm: write snapshot trailer: %w", err)
 	}
 	return n, nil
 }
