@@ -41,7 +41,7 @@ func openLog(cfg Config) (*raftboltdb.BoltStore, error) {
 		return nil, err
 	}
 	cfg.Logger.Info("checked the Raft log", "path", path, "first", sum.First, "last", sum.Last,
-		"took", time.Since(start).Round(time.Microsecond))
+		"took", time.Since(start).Round(time.Microsecond).String())
 	return logs, nil
 }
 

@@ -154,7 +154,11 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("cluster: inspect state: %w", err)
 	}
-	if !has && (cfg.SingleNode() || cfg.Bootstrap) {
+	bootstrap, err := n.shouldBootstrap(has) // reseed.go
+	if err != nil {
+		return err
+	}
+	if bootstrap {
 		boot := raft.Configuration{Servers: []raft.Server{{
 			ID: rc.LocalID, Address: addr, Suffrage: raft.Voter,
 		}}}
