@@ -116,6 +116,24 @@ func damageCases() []damageCase {
 			file: "meta.json", what: "does not decode",
 		},
 		{
+			name: "the snapshot an empty database must be restored from",
+			damage: func(t *testing.T, f *logFixture) {
+				states, _ := filepath.Glob(filepath.Join(f.raftDir(), "snapshots", "*", "state.bin"))
+				if len(states) != 1 {
+					t.Fatalf("fixture snapshots: %v", states)
+				}
+				fi, err := os.Stat(states[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				patchFile(t, states[0], fi.Size()/2, []byte{0xA5})
+				for _, p := range []string{"data.db", "data.db-wal", "data.db-shm"} {
+					os.Remove(filepath.Join(f.dir, p))
+				}
+			},
+			file: "state.bin", what: "must be rebuilt from this snapshot",
+		},
+		{
 			name: "the snapshots are gone",
 			damage: func(t *testing.T, f *logFixture) {
 				if err := os.RemoveAll(filepath.Join(f.raftDir(), "snapshots")); err != nil {

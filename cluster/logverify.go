@@ -20,11 +20,13 @@ type LogReport struct {
 }
 
 // VerifyLog checks the Raft state in dir (raft.db and the newest
-// snapshot) the way a start checks it (openLog, checkRaftState), without
-// starting Raft and without writing: the structure of the file, every
-// entry through the library's decoding, the stable store, the newest
-// snapshot's metadata and how the log continues it. Damage is a
-// *DamageError; a log held by a running node is ErrLogLocked.
+// snapshot) the way a start with an empty database checks it (openLog,
+// checkRaftState), without starting Raft and without writing: the
+// structure of the file, every entry through the library's decoding, the
+// stable store, the newest snapshot's metadata, how the log continues it,
+// and, when the log no longer holds the entries before it, the snapshot
+// read whole. Damage is a *DamageError; a log held by a running node is
+// ErrLogLocked.
 func VerifyLog(dir string) (*LogReport, error) {
 	start := time.Now()
 	path := filepath.Join(dir, "raft.db")

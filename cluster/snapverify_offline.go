@@ -22,31 +22,40 @@ func VerifySnapshot(dir string) (string, error) {
 	if err != nil || snap == nil {
 		return "", err
 	}
+	if err := checkSnapshotState(snap); err != nil {
+		return "", err
+	}
+	return snap.Dir, nil
+}
+
+// checkSnapshotState reads the snapshot's state whole and checks it
+// against the CRC-64 of its meta.json and its checksum trailer.
+func checkSnapshotState(snap *snapshotInfo) error {
 	metaPath := filepath.Join(snap.Dir, "meta.json")
 	b, err := os.ReadFile(metaPath)
 	if err != nil {
-		return "", fmt.Errorf("cluster: read %s: %w", metaPath, err)
+		return fmt.Errorf("cluster: read %s: %w", metaPath, err)
 	}
 	var meta struct{ CRC []byte }
 	if err := json.Unmarshal(b, &meta); err != nil {
-		return "", &DamageError{File: metaPath, What: fmt.Sprintf("does not decode: %v", err)}
+		return &DamageError{File: metaPath, What: fmt.Sprintf("does not decode: %v", err)}
 	}
 	statePath := filepath.Join(snap.Dir, "state.bin")
 	f, err := os.Open(statePath)
 	if err != nil {
-		return "", fmt.Errorf("cluster: read %s: %w", statePath, err)
+		return fmt.Errorf("cluster: read %s: %w", statePath, err)
 	}
 	defer f.Close()
 	sum := crc64.New(crc64.MakeTable(crc64.ECMA))
 	check := fsm.NewSnapshotChecker()
 	if _, err := io.Copy(io.MultiWriter(sum, check), f); err != nil {
-		return "", fmt.Errorf("cluster: read %s: %w", statePath, err)
+		return fmt.Errorf("cluster: read %s: %w", statePath, err)
 	}
 	if !bytes.Equal(sum.Sum(nil), meta.CRC) {
-		return "", &DamageError{File: statePath, What: "the snapshot's state fails the CRC-64 recorded in its meta.json"}
+		return &DamageError{File: statePath, What: "the snapshot's state fails the CRC-64 recorded in its meta.json"}
 	}
 	if err := check.Check(); err != nil {
-		return "", &DamageError{File: statePath, What: err.Error()}
+		return &DamageError{File: statePath, What: err.Error()}
 	}
-	return snap.Dir, nil
+	return nil
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -13,7 +14,8 @@ import (
 // without a gap (Raft panics reading an entry that is not there), and the
 // replica has not applied past everything the log and the snapshots hold
 // (the log lost entries: new entries would reuse those indexes, and the
-// replica would skip them as applied).
+// replica would skip them as applied), and the snapshot the start must
+// restore, if it must, is whole.
 func checkRaftState(dir string, logs raft.LogStore, applied uint64) error {
 	logPath := filepath.Join(dir, "raft.db")
 	snap, err := newestSnapshot(dir)
@@ -42,6 +44,18 @@ func checkRaftState(dir string, logs raft.LogStore, applied uint64) error {
 	if hi := max(last, snapIndex); applied > hi {
 		return &DamageError{File: logPath, Index: hi + 1, What: fmt.Sprintf(
 			"the database has applied entry %d, but the log and the snapshots end at entry %d: entries are lost", applied, hi)}
+	}
+	// A replica behind the snapshot whose entries the log no longer holds
+	// restores it (reconcile): check it whole first, rather than let Raft
+	// fall back to an older snapshot the log may not continue.
+	if snap != nil && applied < snapIndex && (first == 0 || first > applied+1) {
+		if err := checkSnapshotState(snap); err != nil {
+			var de *DamageError
+			if errors.As(err, &de) {
+				de.What = "the database must be rebuilt from this snapshot, but " + de.What
+			}
+			return err
+		}
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func runRepairRebuildDB(args []string) error {
 	if rep.Last == 0 && rep.Snapshot == 0 {
 		return errors.New("repair rebuild-db: this node holds no Raft state to rebuild the database from")
 	}
-	if rep.First > 1 {
+	if rep.First != 1 {
 		// The entries before the log's first are only in the snapshot:
 		// the rebuild restores it, so it must be whole.
 		if _, err := cluster.VerifySnapshot(raftDir); err != nil {
