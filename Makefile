@@ -54,6 +54,8 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzOpenDamagedLog$$' -fuzztime $(FUZZTIME) ./cluster
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzLogEntryValue$$' -fuzztime $(FUZZTIME) ./cluster
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
 	"svcd/fsm"
 )
@@ -61,18 +60,11 @@ func Open(cfg Config, sm StateMachine) (*Node, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	logPath := filepath.Join(cfg.Dir, "raft.db")
-	if did, err := compactLog(logPath, compactMinSize); err != nil {
-		cfg.Logger.Warn("could not compact the Raft log file", "err", err)
-	} else if did {
-		cfg.Logger.Info("compacted the Raft log file", "path", logPath)
-	}
-	logs, err := raftboltdb.New(raftboltdb.Options{
-		Path:        logPath,
-		BoltOptions: &bbolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true},
-	})
+	// The log is checked before bbolt, raft-boltdb or Raft read it
+	// (logopen.go): damage is an error that names it, never a panic.
+	logs, err := openLog(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: open raft log (is another svcd using %s?): %w", cfg.Dir, err)
+		return nil, err
 	}
 	n := &Node{cfg: cfg, logs: logs, sm: sm, storage: newStorage(cfg.MinFreeBytes, cfg.Dir, filepath.Dir(sm.Path())),
 		stopStorage: make(chan struct{})}
@@ -93,6 +85,9 @@ func (n *Node) open() error {
 		return fmt.Errorf("cluster: snapshot store: %w", err)
 	}
 	n.snaps = snaps
+	if err := checkRaftState(cfg.Dir, n.logs, n.sm.AppliedIndex()); err != nil {
+		return err
+	}
 	if n.readyIndex, err = lastApplicableIndex(n.logs); err != nil {
 		return fmt.Errorf("cluster: read log: %w", err)
 	}
@@ -159,7 +154,11 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("cluster: inspect state: %w", err)
 	}
-	if !has && (cfg.SingleNode() || cfg.Bootstrap) {
+	bootstrap, err := n.shouldBootstrap(has) // reseed.go
+	if err != nil {
+		return err
+	}
+	if bootstrap {
 		boot := raft.Configuration{Servers: []raft.Server{{
 			ID: rc.LocalID, Address: addr, Suffrage: raft.Voter,
 		}}}
@@ -167,7 +166,7 @@ func (n *Node) open() error {
 			return fmt.Errorf("cluster: bootstrap: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, &raftFSM{sm: n.sm}, cache, n.logs, snaps, n.trans)
+	r, err := newRaft(cfg.Dir, rc, &raftFSM{sm: n.sm}, cache, n.logs, snaps, n.trans)
 	if err != nil {
 		return fmt.Errorf("cluster: start raft: %w", err)
 	}

@@ -68,6 +68,10 @@ type JoinRequest struct {
 	Addr    string `json:"addr"`
 	Voter   bool   `json:"voter"`
 	Address string `json:"-"`
+	// Reseed asks to remove the member and add it back even when its
+	// address and suffrage are unchanged: its Raft state was wiped
+	// (reseed.go).
+	Reseed bool `json:"reseed,omitempty"`
 }
 
 func failureOf(err error) string {
@@ -340,7 +344,7 @@ func (n *Node) addServer(j JoinRequest) error {
 	}
 	for _, s := range f.Configuration().Servers {
 		if s.ID == raft.ServerID(j.ID) {
-			if string(s.Address) == j.Addr && (s.Suffrage == raft.Voter) == j.Voter {
+			if string(s.Address) == j.Addr && (s.Suffrage == raft.Voter) == j.Voter && !j.Reseed {
 				return nil
 			}
 			if err := n.raft.RemoveServer(s.ID, 0, 10*time.Second).Error(); err != nil {

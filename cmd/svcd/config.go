@@ -28,6 +28,7 @@ type config struct {
 	clusterKey string
 	region     string
 	nonVoter   bool
+	reseed     bool // the join asks to be removed and added back (reseed_start.go)
 	reusePort  bool
 	tls        cluster.TLSFiles
 	logLevel   slog.Level
@@ -117,7 +118,7 @@ func parseServeFlags(args []string) (*config, error) {
 	if c.dataDir, err = filepath.Abs(c.dataDir); err != nil {
 		return nil, err
 	}
-	if c.raftAddr != "" && !c.bootstrap && c.join == "" && c.jwtSecret == "" && !hasRaftState(c.dataDir) {
+	if c.raftAddr != "" && !c.bootstrap && c.join == "" && c.jwtSecret == "" && !hasRaftState(c.dataDir) && !reseedPending(c.dataDir) {
 		return nil, errors.New("serve: a new cluster node needs --bootstrap (to form a cluster) or --join (which also " +
 			"hands it the token signing key); to add it through the admin API instead, set the same SVC_JWT_SECRET on every node")
 	}

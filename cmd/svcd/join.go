@@ -30,7 +30,7 @@ func hasRaftState(dataDir string) bool {
 // the leader) to add this node, retrying with backoff until ctx ends, and
 // stores the token signing key it receives.
 func joinCluster(ctx context.Context, cfg *config, id string, log *slog.Logger) error {
-	body, _ := json.Marshal(cluster.JoinRequest{ID: id, Addr: cfg.raftAddr, Voter: !cfg.nonVoter})
+	body, _ := json.Marshal(cluster.JoinRequest{ID: id, Addr: cfg.raftAddr, Voter: !cfg.nonVoter, Reseed: cfg.reseed})
 	client := &http.Client{Timeout: 15 * time.Second}
 	backoff := 200 * time.Millisecond
 	var last error

@@ -17,6 +17,8 @@ Usage:
   svcd cluster --nodes N [--http ADDR]       N local nodes, one Raft cluster, one shared port
   svcd admin create EMAIL PASSWORD           create an owner admin
   svcd rotate-key                            re-encrypt secrets under the current SVC_ENCRYPTION_KEY
+  svcd repair verify|rebuild-db|reseed [--dir DIR]
+                                             check or repair a stopped node's files (docs/operations.md)
   svcd version                               print the version
 
 Environment: SVC_DATA_DIR (./svc_data), SVC_PORT (8090), SVC_LOG_LEVEL (info),
@@ -39,6 +41,8 @@ func main() {
 		err = runAdmin(os.Args[2:])
 	case "rotate-key":
 		err = runRotateKey(os.Args[2:])
+	case "repair":
+		err = runRepair(os.Args[2:])
 	case "cluster":
 		err = runCluster(os.Args[2:])
 	case "version", "--version", "-v":

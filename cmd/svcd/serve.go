@@ -34,7 +34,11 @@ func runServe(args []string) error {
 	}
 	log := newLogger(cfg.logLevel)
 	startPprof(log)
-	if cfg.join != "" && !hasRaftState(cfg.dataDir) {
+	reseeded, err := resumeReseed(cfg, log) // reseed_start.go
+	if err != nil {
+		return err
+	}
+	if !reseeded && cfg.join != "" && !hasRaftState(cfg.dataDir) {
 		if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 			return err
 		}

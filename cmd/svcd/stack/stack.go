@@ -113,7 +113,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		OnStall:  cfg.OnStall,
 	})
 	if err != nil {
-		return nil, err
+		return nil, repairHint(cfg, err)
 	}
 	ring, err := keyring(cfg, log)
 	if err != nil {
@@ -155,7 +155,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%w (is another svcd running on %s?)", err, cfg.DataDir)
 		}
-		return nil, err
+		return nil, repairHint(cfg, err)
 	}
 	eng.SetProposer(node)
 	// Presence is gossiped, not logged: the hub's registry talks to the
