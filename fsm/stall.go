@@ -3,6 +3,7 @@ package fsm
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -51,18 +52,31 @@ func (s *Store) Stalled() *Stall {
 	return s.stall.Load()
 }
 
-// stallAt describes a stall at index for err.
+// stallAt describes a stall at index for err, with what repairs it.
 func (s *Store) stallAt(index uint64, err error, transient bool) *Stall {
 	st := &Stall{Index: index, Transient: transient, DiskFull: diskFull(err), Since: time.Now()}
+	dir := filepath.Dir(s.opts.Path)
 	switch {
 	case st.DiskFull:
 		st.Reason = fmt.Sprintf("disk full: cannot apply entry %d (%v); applying resumes by itself when space is freed", index, err)
+	case damagedDatabase(err):
+		st.Reason = fmt.Sprintf("the database file is damaged: cannot apply entry %d (%v); stop the node and run "+
+			"`svcd repair rebuild-db --dir %s` (docs/operations.md)", index, err, dir)
 	case transient:
 		st.Reason = fmt.Sprintf("cannot apply entry %d: %v; retrying", index, err)
+	case errors.Is(err, ErrChecksum) || errors.Is(err, ErrBadEnvelope):
+		st.Reason = fmt.Sprintf("stopped at entry %d: %v; this node applies nothing until it is repaired: stop it and run "+
+			"`svcd repair reseed --dir %s` (a cluster member), or restore a backup (a single node); see docs/operations.md", index, err, dir)
 	default:
 		st.Reason = fmt.Sprintf("stopped at entry %d: %v; this node applies nothing until it is repaired or upgraded (docs/operations.md)", index, err)
 	}
 	return st
+}
+
+// damagedDatabase reports whether err is SQLite finding its file damaged.
+func damagedDatabase(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB)
 }
 
 // enterStall records st; the first report of a stall (or of a new cause)

@@ -39,6 +39,7 @@ func allFaults() []suite.Fault {
 		suite.Kill{Leader: true}, suite.Kill{}, suite.Pause{Leader: true}, suite.Pause{},
 		suite.IsolateLeader{}, suite.Halves{}, suite.Bridge{}, suite.OneWay{},
 		suite.Loss{}, suite.Latency{}, suite.ClockSkew{}, suite.Membership{}, suite.DiskFull{},
+		suite.Corrupt{},
 	}
 }
 
@@ -108,7 +109,7 @@ func TestJepsen(t *testing.T) {
 			run(t, suite.NewRegister(), []suite.Fault{suite.Kill{Leader: true}, suite.IsolateLeader{}, suite.Pause{Leader: true}, suite.OneWay{}}, opts)
 		})
 		t.Run("local", func(t *testing.T) {
-			run(t, suite.NewLocal(), []suite.Fault{suite.Kill{}, suite.Latency{}, suite.ClockSkew{}, suite.Pause{}}, opts)
+			run(t, suite.NewLocal(), []suite.Fault{suite.Kill{}, suite.Latency{}, suite.ClockSkew{}, suite.Pause{}, suite.Corrupt{}}, opts)
 		})
 		t.Run("set", func(t *testing.T) {
 			run(t, suite.NewSet(), []suite.Fault{suite.Halves{}, suite.Bridge{}, suite.Membership{}, suite.Loss{}, suite.DiskFull{}}, opts)
