@@ -136,13 +136,13 @@ func (n *Node) open() error {
 			}
 			n.sl = sl
 			t := raft.NewNetworkTransportWithLogger(sl, 5, 10*time.Second, hl)
-			addr, n.trans = t.LocalAddr(), t
+			addr, n.trans = t.LocalAddr(), guardedTransport{t} // pipeline.go
 		} else {
 			t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, tcpAddr, 5, 10*time.Second, hl)
 			if err != nil {
 				return fmt.Errorf("cluster: raft transport: %w", err)
 			}
-			addr, n.trans = t.LocalAddr(), t
+			addr, n.trans = t.LocalAddr(), guardedTransport{t}
 		}
 	}
 

@@ -98,7 +98,7 @@ func runRepairReseed(args []string) error {
 	fmt.Printf("kept the node id and the key files; left %s\n", filepath.Join(raftDir, "reseed.json"))
 	fmt.Println("next: start this node again with its usual command (SVC_CLUSTER_KEY, --node-id, --raft-addr, and")
 	if len(marker.Join) > 0 {
-		fmt.Printf("--join, else it rejoins through %s). Before Raft starts it asks the cluster to\n", strings.Join(marker.Join, ","))
+		fmt.Printf("--join; it rejoins through those URLs, then %s). Before Raft starts it asks the cluster to\n", strings.Join(marker.Join, ","))
 	} else {
 		fmt.Println("--join URL of a running member). Before Raft starts it asks the cluster to")
 	}

@@ -17,7 +17,8 @@ import (
 // resumeReseed finishes `svcd repair reseed` at the start that follows it
 // (cluster/reseed.go): while the node holds no Raft state, it asks the
 // cluster to remove it and add it back (a reseed join) before Raft starts,
-// through --join or the URLs the repair recorded, and never bootstraps. It
+// through --join and then the URLs the repair recorded, and never
+// bootstraps. It
 // reports whether it joined. Once the node holds Raft state again, it
 // removes the marker.
 func resumeReseed(cfg *config, log *slog.Logger) (joined bool, err error) {
@@ -41,9 +42,10 @@ func resumeReseed(cfg *config, log *slog.Logger) (joined bool, err error) {
 		return false, errors.New("serve: this node was reseeded (svcd repair reseed) and must rejoin its cluster: " +
 			"start it with --raft-addr and --join")
 	}
-	if cfg.join == "" {
-		cfg.join = strings.Join(m.Join, ",")
-	}
+	// The repair's URLs are tried after --join: the members a node was
+	// first started with may have been retired since, and the operator
+	// who reseeds it names ones that run now.
+	cfg.join = joinList(cfg.join, m.Join)
 	if cfg.join == "" {
 		return false, errors.New("serve: this node was reseeded (svcd repair reseed) and must rejoin its cluster: " +
 			"start it with --join URL of a running member")
@@ -66,6 +68,21 @@ func resumeReseed(cfg *config, log *slog.Logger) (joined bool, err error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// joinList is the comma-separated union of flag and more, in that order,
+// each URL once.
+func joinList(flag string, more []string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range append(strings.Split(flag, ","), more...) {
+		u = strings.TrimRight(strings.TrimSpace(u), "/")
+		if u != "" && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // reseedPending reports whether dataDir carries a reseed marker: the

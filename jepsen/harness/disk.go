@@ -54,10 +54,17 @@ func (f *Filler) Leave(keep int64) error {
 	if want < cur {
 		return file.Truncate(want)
 	}
-	for size := want; size > cur; size -= 64 << 10 {
-		if unix.Fallocate(int(file.Fd()), 0, 0, size) == nil {
-			return nil
+	// Grow in chunks, halving one that does not fit: a failed fallocate on
+	// tmpfs allocates and frees the whole chunk, so retrying the full size
+	// in small steps while the node writes would take minutes.
+	chunk := int64(64 << 20)
+	for cur < want && chunk >= 4<<10 {
+		n := min(chunk, want-cur)
+		if unix.Fallocate(int(file.Fd()), 0, cur, n) == nil {
+			cur += n
+			continue
 		}
+		chunk /= 2
 	}
 	return nil
 }

@@ -60,10 +60,10 @@ func (Corrupt) Inject(ctx context.Context, env *Env) (func() error, error) {
 		!strings.Contains(string(r.Body), canary) {
 		return nil, fmt.Errorf("%s did not apply the canary: %v %v", victim.Name, r, err)
 	}
-	if err := victim.Stop(); err != nil {
-		return nil, err
-	}
 	heal := func() error { return env.C.TryRestart(env.T, victim.Name) }
+	if err := victim.Stop(); err != nil {
+		return heal, err // it has been killed: restart it
+	}
 	logPath := filepath.Join(victim.DataDir(), "raft", "raft.db")
 	n, err := damage(logPath, []byte(canary), len("canary-")+3)
 	if err != nil {
@@ -86,7 +86,16 @@ func (Corrupt) Inject(ctx context.Context, env *Env) (func() error, error) {
 		!bytes.Contains(log, []byte("svcd repair reseed")) || bytes.Contains(log, []byte("panic:")) {
 		return heal, fmt.Errorf("%s on a damaged log: exit %v, log:\n%s", victim.Name, victim.ExitErr(), log)
 	}
-	out, err := victim.Command(ctx, "repair", "reseed")
+	// The members the victim was started with (its --join) may have been
+	// retired since: the repair names the ones that run now, as its
+	// operator would, and the rejoin tries them after --join.
+	var urls []string
+	for _, nd := range env.C.Running() {
+		if nd != victim {
+			urls = append(urls, nd.URL())
+		}
+	}
+	out, err := victim.Command(ctx, "repair", "reseed", "--join", strings.Join(urls, ","))
 	if err != nil {
 		return heal, fmt.Errorf("svcd repair reseed on %s: %v:\n%s", victim.Name, err, out)
 	}

@@ -180,10 +180,12 @@ func nemesis(ctx context.Context, env *Env, faults []Fault, applied map[string]i
 					env.T.Errorf("jepsen: heal %s: %v", f.Name(), err)
 				}
 			}
+			healed := time.Now()
 			if err := recoverCluster(env, 30*time.Second); err != nil {
 				env.T.Errorf("jepsen: after %s: %v", f.Name(), err)
 				return
 			}
+			env.logf("healed %s; the cluster was ready %s later", f.Name(), time.Since(healed).Round(time.Millisecond))
 			sleep(hold, env.Opts.Quiet)
 		}
 	}
