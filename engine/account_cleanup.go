@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 
+	"svcd/engine/schema"
 	"svcd/fsm"
 )
 
@@ -65,7 +66,7 @@ func tokenFloorAfter(current any, now int64) int64 {
 
 // accountLifecycle keeps the token floors of auth record row of ci in step
 // with its creation and deletion, inside the change's transaction.
-func accountLifecycle(tx *fsm.Tx, kind string, ci *collInfo, row []any, at int64) error {
+func accountLifecycle(tx *fsm.Tx, kind string, ci *Coll, row []any, at int64) error {
 	if kind == EvRecordUpdate {
 		return nil
 	}
@@ -96,4 +97,26 @@ func accountLifecycle(tx *fsm.Tx, kind string, ci *collInfo, row []any, at int64
 	}
 	row[ci.rowIndex("password_reset_at")] = floor // the row the creator sees
 	return nil
+}
+
+// registerAccountHooks keeps account state (sessions' floors, second
+// factors, codes) in step with auth records and collections.
+func (e *Engine) registerAccountHooks() {
+	e.OnRecordWrite(RecordHook{Name: "accounts", Apply: func(tx *fsm.Tx, w *RecordWrite) error {
+		if w.Coll.Type != schema.TypeAuth {
+			return nil
+		}
+		if w.Kind == EvRecordDelete {
+			if err := dropAccountState(tx, w.Coll.ID, asString(w.Row[0])); err != nil {
+				return err
+			}
+		}
+		return accountLifecycle(tx, w.Kind, w.Coll, w.Row, w.At)
+	}})
+	e.OnCollectionChange(CollectionHook{Name: "accounts", Apply: func(tx *fsm.Tx, c CollectionChange) error {
+		if c.New != nil || c.Old.Type != schema.TypeAuth {
+			return nil
+		}
+		return dropAccountState(tx, c.Old.ID, "")
+	}})
 }

@@ -52,7 +52,7 @@ func passwordDigest(hash any) string {
 // checked first, on this replica, so a caller who may not change the
 // account learns nothing about its password; the state machine decides
 // them again at apply.
-func (e *Engine) verifyOldPassword(ctx context.Context, ci *collInfo, id string, in map[string]any, admin bool, env *ruleEnv) (string, error) {
+func (e *Engine) verifyOldPassword(ctx context.Context, ci *Coll, id string, in map[string]any, admin bool, env *ruleEnv) (string, error) {
 	if ci.Type != schema.TypeAuth || admin {
 		return "", nil
 	}
@@ -86,7 +86,7 @@ func (e *Engine) verifyOldPassword(ctx context.Context, ci *collInfo, id string,
 
 // writeRuleErrorNow is writeRuleError for a non-admin against this
 // replica's committed state.
-func (e *Engine) writeRuleErrorNow(r *fsm.Reader, ci *collInfo, rule *string, env *ruleEnv, id string) error {
+func (e *Engine) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env *ruleEnv, id string) error {
 	if err := preWriteError(ci, rule, false); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (e *Engine) writeRuleErrorNow(r *fsm.Reader, ci *collInfo, rule *string, en
 // account fields implies: the old-password precondition, the end of older
 // sessions when the password changes, and an unverified email when the
 // email changes (unless the change sets email_verified itself).
-func accountSets(ci *collInfo, old []any, c *recordUpdateCmd, sets []string, args []any) ([]string, []any, error) {
+func accountSets(ci *Coll, old []any, c *recordUpdateCmd, sets []string, args []any) ([]string, []any, error) {
 	if !c.Account || ci.Type != schema.TypeAuth {
 		return sets, args, nil
 	}

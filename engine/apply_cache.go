@@ -13,12 +13,12 @@ import (
 // definition itself when it has not seen that version.
 type applyCache struct {
 	mu sync.Mutex
-	m  map[string]*collInfo
+	m  map[string]*Coll
 }
 
-func newApplyCache() *applyCache { return &applyCache{m: map[string]*collInfo{}} }
+func newApplyCache() *applyCache { return &applyCache{m: map[string]*Coll{}} }
 
-func (c *applyCache) get(tx *fsm.Tx, id string, version int64) (*collInfo, error) {
+func (c *applyCache) get(tx *fsm.Tx, id string, version int64) (*Coll, error) {
 	c.mu.Lock()
 	ci, ok := c.m[id]
 	c.mu.Unlock()
@@ -41,6 +41,6 @@ func (c *applyCache) get(tx *fsm.Tx, id string, version int64) (*collInfo, error
 
 func (c *applyCache) reset() {
 	c.mu.Lock()
-	c.m = map[string]*collInfo{}
+	c.m = map[string]*Coll{}
 	c.mu.Unlock()
 }

@@ -77,7 +77,7 @@ func (e *Engine) SignInAnonymous(ctx context.Context, name string) (*UserSession
 		if err != nil {
 			return nil, idx, err
 		}
-		s, err := e.issueUserSession(ci, res.([]any), 0, "")
+		s, err := e.issueUserSession(ci, res.(Row), 0, "")
 		return s, idx, err
 	}
 }
@@ -156,7 +156,7 @@ func (e *Engine) Promote(ctx context.Context, p Principal, name string, body []b
 		if err != nil {
 			return nil, idx, err
 		}
-		s, err := e.issueUserSession(ci, res.([]any), 0, "")
+		s, err := e.issueUserSession(ci, res.(Row), 0, "")
 		return s, idx, err
 	}
 }
@@ -212,5 +212,5 @@ func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err := revokeTx(tx, c.JTI, c.Exp); err != nil {
 		return nil, err
 	}
-	return row, nil
+	return Row(row), nil
 }

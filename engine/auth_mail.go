@@ -67,7 +67,7 @@ func (e *Engine) appName() string {
 
 // mailInput is the template input for collection ci; links point under
 // app.url when it is a valid URL, else the message carries the token only.
-func (e *Engine) mailInput(ci *collInfo, token, code string, ttl time.Duration) mail.Input {
+func (e *Engine) mailInput(ci *Coll, token, code string, ttl time.Duration) mail.Input {
 	in := mail.Input{AppName: e.appName(), Collection: ci.Name, Token: token, Code: code, Expires: ttl}
 	if base := strings.TrimSpace(e.Setting("app.url")); base != "" {
 		if _, err := mail.Link(base, "/", "", "x"); err == nil {
@@ -107,7 +107,7 @@ func send(ctx context.Context, s *mail.Sender, c mail.Content, addr string) erro
 // answering: the auth collection, the feature (when named), the address
 // and the mail configuration. It returns the collection, the normalized
 // address and the sender.
-func (e *Engine) mailRequest(name, email, feature, what string) (*collInfo, string, *mail.Sender, error) {
+func (e *Engine) mailRequest(name, email, feature, what string) (*Coll, string, *mail.Sender, error) {
 	ci, err := e.authCollection(name)
 	if err != nil {
 		return nil, "", nil, err

@@ -32,7 +32,7 @@ const (
 var errBadTicket = &Error{Kind: KindUnauthorized, Message: "Invalid or expired MFA token"}
 
 // issueMFATicket answers a first factor for an account with TOTP on.
-func (e *Engine) issueMFATicket(ci *collInfo, uid string) (*UserSession, error) {
+func (e *Engine) issueMFATicket(ci *Coll, uid string) (*UserSession, error) {
 	tok, _, err := e.signer.Issue(token.Claims{ID: uid, Collection: ci.ID}, audMFA, e.now(), mfaTicketTTL)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (e *Engine) issueMFATicket(ci *collInfo, uid string) (*UserSession, error) 
 
 // mfaGate is the last step of a first factor: an MFA ticket when the
 // feature is on and the account has TOTP on (on this replica), else nil.
-func (e *Engine) mfaGate(ctx context.Context, ci *collInfo, uid string) (*UserSession, error) {
+func (e *Engine) mfaGate(ctx context.Context, ci *Coll, uid string) (*UserSession, error) {
 	if !e.authFeature(ci, "mfa") {
 		return nil, nil
 	}
@@ -102,7 +102,7 @@ func (e *Engine) LoginMFA(ctx context.Context, name, ticket, code, recovery stri
 	if err != nil {
 		return nil, idx, err
 	}
-	switch out, _ := outcomeOf(res); out {
+	switch outcomeOf(res).Status {
 	case "ok":
 	case "spent":
 		return nil, idx, errBadTicket

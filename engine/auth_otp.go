@@ -179,12 +179,11 @@ func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*Use
 	if err != nil {
 		return nil, idx, err
 	}
-	out, rest := outcomeOf(res)
-	if out != "ok" || len(rest) < 2 {
+	out := outcomeOf(res)
+	if out.Status != "ok" || out.UserID == "" {
 		return nil, idx, errInvalidCreds
 	}
-	uid, _ := rest[0].(string)
-	mfa := asInt64(rest[1]) != 0
+	uid, mfa := out.UserID, out.MFA
 	// The session carries the record as it is after the command
 	// (email_verified set): wait for this replica to apply it.
 	if err := e.store.WaitApplied(ctx, idx); err != nil {
@@ -282,9 +281,5 @@ func (e *Engine) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	mfa := int64(0)
-	if on {
-		mfa = 1
-	}
-	return outcome("ok", uid, mfa), nil
+	return &flowOutcome{Status: "ok", UserID: uid, MFA: on}, nil
 }

@@ -140,7 +140,7 @@ var (
 // ownUser returns the record of the user p in auth collection ci: p must
 // be signed in with a user token of that collection (401 without a token,
 // 403 for an admin or a user of another collection).
-func (e *Engine) ownUser(ctx context.Context, p Principal, ci *collInfo) ([]any, error) {
+func (e *Engine) ownUser(ctx context.Context, p Principal, ci *Coll) ([]any, error) {
 	switch {
 	case p.Kind == Anonymous || p.Claims == nil:
 		return nil, errAuthRequired
@@ -163,7 +163,7 @@ func (e *Engine) ownUser(ctx context.Context, p Principal, ci *collInfo) ([]any,
 // authCollForApply is the auth collection with id coll as the transaction
 // sees it now (the command does not pin a schema version: these flows
 // touch only system fields, which every version has).
-func (e *Engine) authCollForApply(tx *fsm.Tx, coll string) (*collInfo, error) {
+func (e *Engine) authCollForApply(tx *fsm.Tx, coll string) (*Coll, error) {
 	var ver int64
 	var typ string
 	err := tx.QueryRow(`SELECT version, type FROM _svc_collections WHERE id = ?`, coll).Scan(&ver, &typ)
@@ -177,7 +177,7 @@ func (e *Engine) authCollForApply(tx *fsm.Tx, coll string) (*collInfo, error) {
 }
 
 // userRowTx reads user id of ci inside the transaction; nil if none.
-func userRowTx(tx *fsm.Tx, ci *collInfo, id string) ([]any, error) {
+func userRowTx(tx *fsm.Tx, ci *Coll, id string) ([]any, error) {
 	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -188,7 +188,7 @@ func userRowTx(tx *fsm.Tx, ci *collInfo, id string) ([]any, error) {
 // setUserColumns updates system columns of user id (sets: "col = ?"
 // fragments with their args), bumps updated past its last value, and
 // emits the record update. It returns the new row (nil if no such user).
-func (e *Engine) setUserColumns(tx *fsm.Tx, ci *collInfo, id string, now int64, sets []string, args []any) ([]any, error) {
+func (e *Engine) setUserColumns(tx *fsm.Tx, ci *Coll, id string, now int64, sets []string, args []any) ([]any, error) {
 	q := "UPDATE " + ci.table + " SET " + strings.Join(sets, ", ") + ", updated = max(?, updated + 1) WHERE id = ? RETURNING " + ci.selectCols
 	row, err := ci.scanRow(tx.QueryRow(q, append(args, now, id)...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -227,16 +227,36 @@ func isRevokedTx(tx *fsm.Tx, jti string) (bool, error) {
 // outcome builds the result row of a flow command that must commit even
 // when the attempt fails (a counted wrong code): the handler returns no
 // error, and the proposer turns the outcome into the answer.
-func outcome(parts ...any) []any { return parts }
+func outcome(status string) *flowOutcome { return &flowOutcome{Status: status} }
 
-// outcomeOf reads the first member of a flow command's result.
-func outcomeOf(res any) (string, []any) {
-	row, _ := res.([]any)
-	if len(row) == 0 {
-		return "", nil
+// flowOutcome is a flow command's answer: its status ("ok", "wrong",
+// "spent", "invalid", "burned") and, for an email OTP sign-in, the account
+// and whether it has a second factor on.
+type flowOutcome struct {
+	Status string `json:"status"`
+	UserID string `json:"user_id,omitempty"`
+	MFA    bool   `json:"mfa,omitempty"`
+}
+
+// outcomeOf reads a flow command's result. A leader of the previous
+// version answered with a row (status, then the user id and 0/1 for the
+// second factor); it is read too during a rolling upgrade.
+func outcomeOf(res any) *flowOutcome {
+	switch r := res.(type) {
+	case *flowOutcome:
+		return r
+	case Row:
+		out := &flowOutcome{}
+		if len(r) > 0 {
+			out.Status, _ = r[0].(string)
+		}
+		if len(r) > 2 {
+			out.UserID, _ = r[1].(string)
+			out.MFA = asInt64(r[2]) != 0
+		}
+		return out
 	}
-	s, _ := row[0].(string)
-	return s, row[1:]
+	return &flowOutcome{}
 }
 
 // blankDetails collects "cannot be blank" for each empty named value.

@@ -86,7 +86,7 @@ func totpOnTx(tx *fsm.Tx, coll, uid string) (bool, error) {
 
 // totpCaller resolves the collection, the feature switch and the caller
 // for the TOTP endpoints; anonymous accounts have no second factor.
-func (e *Engine) totpCaller(ctx context.Context, p Principal, name string) (*collInfo, []any, error) {
+func (e *Engine) totpCaller(ctx context.Context, p Principal, name string) (*Coll, []any, error) {
 	ci, err := e.authCollection(name)
 	if err != nil {
 		return nil, nil, err

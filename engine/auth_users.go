@@ -40,7 +40,7 @@ var (
 )
 
 // authCollection returns the auth collection name (or id).
-func (e *Engine) authCollection(name string) (*collInfo, error) {
+func (e *Engine) authCollection(name string) (*Coll, error) {
 	ci := e.collection(name)
 	if ci == nil || ci.Type != schema.TypeAuth {
 		return nil, errNotAuthCollection
@@ -51,7 +51,7 @@ func (e *Engine) authCollection(name string) (*collInfo, error) {
 // AuthFeature reports whether feature (password, otp, anonymous, mfa,
 // oauth2) is on for ci: the global auth.<feature>.enabled setting (for the
 // features that have one) ANDed with the collection's auth_options.
-func (e *Engine) authFeature(ci *collInfo, feature string) bool {
+func (e *Engine) authFeature(ci *Coll, feature string) bool {
 	o := ci.AuthOptions
 	if o == nil {
 		o = schema.DefaultAuthOptions()
@@ -129,16 +129,16 @@ func (e *Engine) LoginUser(ctx context.Context, name, email, plain, ip string) (
 }
 
 // userByEmail reads an account by email (case-insensitive); nil if none.
-func (e *Engine) userByEmail(ctx context.Context, ci *collInfo, email string) ([]any, error) {
+func (e *Engine) userByEmail(ctx context.Context, ci *Coll, email string) ([]any, error) {
 	return e.userWhere(ctx, ci, `email = ? COLLATE NOCASE`, email)
 }
 
 // userByID reads an account by id; nil if none.
-func (e *Engine) userByID(ctx context.Context, ci *collInfo, id string) ([]any, error) {
+func (e *Engine) userByID(ctx context.Context, ci *Coll, id string) ([]any, error) {
 	return e.userWhere(ctx, ci, `id = ?`, id)
 }
 
-func (e *Engine) userWhere(ctx context.Context, ci *collInfo, cond string, arg any) ([]any, error) {
+func (e *Engine) userWhere(ctx context.Context, ci *Coll, cond string, arg any) ([]any, error) {
 	var row []any
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
 		var err error
@@ -154,7 +154,7 @@ func (e *Engine) userWhere(ctx context.Context, ci *collInfo, cond string, arg a
 // issueUserSession signs a user token for row; authTime carries the
 // original sign-in time across refreshes (0: now), impersonator marks an
 // admin's impersonation token.
-func (e *Engine) issueUserSession(ci *collInfo, row []any, authTime int64, impersonator string) (*UserSession, error) {
+func (e *Engine) issueUserSession(ci *Coll, row []any, authTime int64, impersonator string) (*UserSession, error) {
 	anon := asBool(row[ci.rowIndex("is_anonymous")])
 	ttl := e.windowSetting("auth.user.window_seconds", 7*24*time.Hour)
 	switch {

@@ -9,7 +9,7 @@ import (
 // TestBatchResultCodec: a batch's answers and a batch's error cross from
 // the leader to a forwarding follower unchanged.
 func TestBatchResultCodec(t *testing.T) {
-	e := &Engine{}
+	e := codecEngine()
 	in := &BatchResult{Items: []BatchItem{{Body: []byte(`{"id":"a","t":"\u00e9\n"}`)}, {}, {Body: []byte(`{"data":[],"page":1}`)}}}
 	b, err := e.EncodeResult(in, nil)
 	if err != nil {

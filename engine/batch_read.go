@@ -22,7 +22,7 @@ func readOnly(ops []BatchOp) bool {
 // without a log entry and without the apply loop. The first failing entry
 // fails the batch, as in the log.
 func (e *Engine) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, error) {
-	cis := make([]*collInfo, len(ops))
+	cis := make([]*Coll, len(ops))
 	for i, op := range ops {
 		ci := e.collection(op.Collection)
 		switch {

@@ -12,7 +12,7 @@ import (
 
 // loadCollForApply reads collection id as the transaction sees it and checks
 // that it is still at the version the command was validated against.
-func (e *Engine) loadCollForApply(tx *fsm.Tx, id string, version int64) (*collInfo, error) {
+func (e *Engine) loadCollForApply(tx *fsm.Tx, id string, version int64) (*Coll, error) {
 	var ver int64
 	err := tx.QueryRow(`SELECT version FROM _svc_collections WHERE id = ?`, id).Scan(&ver)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -85,8 +85,7 @@ func (e *Engine) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		VALUES (?, ?, ?, 1, ?, ?, ?)`, col.ID, col.Name, col.Type, ci.stored(), col.Created, col.Updated); err != nil {
 		return nil, err
 	}
-	// Last: FTS5 DDL must never be rolled back to a savepoint (see ftsRebuild).
-	if err := ftsRebuild(tx, nil, ci); err != nil {
+	if err := e.collectionChanged(tx, CollectionChange{New: ci}); err != nil {
 		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: evSchema, Subject: col.ID})
@@ -123,14 +122,6 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if _, err := tx.Exec(`DELETE FROM _svc_collections WHERE id = ?`, ci.ID); err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(`DELETE FROM _svc_history WHERE collection_id = ?`, ci.ID); err != nil {
-		return nil, err
-	}
-	if ci.Type == schema.TypeAuth {
-		if err := dropAccountState(tx, ci.ID, ""); err != nil {
-			return nil, err
-		}
-	}
 	if broken, err := brokenViews(tx); err != nil || len(broken) > 0 {
 		if err != nil {
 			return nil, err
@@ -141,7 +132,7 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		}
 		return nil, &Error{Kind: KindConflict, Message: "View collections read this collection; change or delete them first", Details: d}
 	}
-	if err := ftsDrop(tx, ci.ID); err != nil {
+	if err := e.collectionChanged(tx, CollectionChange{Old: ci}); err != nil {
 		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: evSchema, Subject: ci.ID})
@@ -221,11 +212,8 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		col.Name, col.Version, next.stored(), col.Updated, col.ID); err != nil {
 		return nil, err
 	}
-	if col.Type != schema.TypeView {
-		// Last: FTS5 DDL must never be rolled back to a savepoint.
-		if err := ftsRebuild(tx, old, next); err != nil {
-			return nil, err
-		}
+	if err := e.collectionChanged(tx, CollectionChange{Old: old, New: next}); err != nil {
+		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: evSchema, Subject: col.ID})
 	return nil, nil

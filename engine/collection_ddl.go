@@ -16,7 +16,7 @@ func createdIndexName(collID string) string { return quoteIdent("_svc_created_" 
 
 // createTable creates the table of a base or auth collection with its
 // system index and unique indexes.
-func createTable(tx *fsm.Tx, ci *collInfo) error {
+func createTable(tx *fsm.Tx, ci *Coll) error {
 	cols := []string{"id TEXT PRIMARY KEY NOT NULL", "created INTEGER NOT NULL", "updated INTEGER NOT NULL"}
 	for _, f := range ci.fields {
 		cols = append(cols, f.col+" "+string(f.typ.Column(f.Field)))
@@ -42,7 +42,7 @@ func createTable(tx *fsm.Tx, ci *collInfo) error {
 
 // createUniqueIndex enforces uniqueness of non-empty values of f: null, ""
 // and an empty list may repeat.
-func createUniqueIndex(tx *fsm.Tx, ci *collInfo, f *fieldInfo) error {
+func createUniqueIndex(tx *fsm.Tx, ci *Coll, f *FieldInfo) error {
 	expr := f.col
 	if f.Type == schema.FieldEmail {
 		expr += " COLLATE NOCASE"
@@ -58,7 +58,7 @@ func createUniqueIndex(tx *fsm.Tx, ci *collInfo, f *fieldInfo) error {
 	return nil
 }
 
-func dropUniqueIndex(tx *fsm.Tx, ci *collInfo, f *fieldInfo) error {
+func dropUniqueIndex(tx *fsm.Tx, ci *Coll, f *FieldInfo) error {
 	_, err := tx.ExecDirect("DROP INDEX IF EXISTS " + uniqueIndexName(ci.ID, f.ID))
 	return err
 }

@@ -12,7 +12,7 @@ import (
 // migrateTable changes the table of old into the shape of next inside the
 // command's transaction: rename the table, drop, rename, add and convert
 // columns, and keep the unique indexes in step. Fields are matched by id.
-func migrateTable(tx *fsm.Tx, old, next *collInfo) error {
+func migrateTable(tx *fsm.Tx, old, next *Coll) error {
 	if old.Name != next.Name {
 		// Through a temporary name, so a change of case alone works too.
 		tmp := quoteIdent("_svc_rename_" + old.ID)
@@ -26,7 +26,7 @@ func migrateTable(tx *fsm.Tx, old, next *collInfo) error {
 		}
 	}
 	table := next.table
-	oldByID := map[string]*fieldInfo{}
+	oldByID := map[string]*FieldInfo{}
 	for _, f := range old.fields {
 		if !f.system {
 			oldByID[f.ID] = f
@@ -105,7 +105,7 @@ func migrateTable(tx *fsm.Tx, old, next *collInfo) error {
 
 // needsConversion reports whether stored values of of must be rewritten to
 // be values of nf.
-func needsConversion(of, nf *fieldInfo) bool {
+func needsConversion(of, nf *FieldInfo) bool {
 	return of.Type != nf.Type || of.Multiple != nf.Multiple || of.Dimensions != nf.Dimensions ||
 		of.typ.Column(of.Field) != nf.typ.Column(nf.Field)
 }
@@ -114,7 +114,7 @@ func needsConversion(of, nf *fieldInfo) bool {
 // column. Each value is converted by the field types themselves (pure
 // functions), so every replica computes the same result; a value the new
 // type rejects becomes null.
-func convertColumn(tx *fsm.Tx, table string, of, nf *fieldInfo) error {
+func convertColumn(tx *fsm.Tx, table string, of, nf *FieldInfo) error {
 	tmp := quoteIdent("_svc_tmp_" + nf.ID)
 	if _, err := tx.ExecDirect("ALTER TABLE " + table + " ADD COLUMN " + tmp + " " + string(nf.typ.Column(nf.Field))); err != nil {
 		return ddlError(nf.Name, err)
@@ -159,7 +159,7 @@ func convertColumn(tx *fsm.Tx, table string, of, nf *fieldInfo) error {
 	return nil
 }
 
-func convertValue(of, nf *fieldInfo, v any) any {
+func convertValue(of, nf *FieldInfo, v any) any {
 	switch nf.Type {
 	case schema.FieldPassword, schema.FieldFile:
 		return nil

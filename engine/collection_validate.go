@@ -57,7 +57,7 @@ func (l lookupWith) Collection(nameOrID string) *schema.Collection {
 
 // validateCollection checks c (already normalised by the caller) and fills
 // field ids; old is the current definition for an update, or nil.
-func (e *Engine) validateCollection(c *schema.Collection, old *collInfo) *Error {
+func (e *Engine) validateCollection(c *schema.Collection, old *Coll) *Error {
 	d := map[string]string{}
 	if msg := validateCollectionName(c.Name); msg != "" {
 		d["name"] = msg
@@ -100,7 +100,7 @@ func (e *Engine) validateCollection(c *schema.Collection, old *collInfo) *Error 
 	return nil
 }
 
-func (e *Engine) validateFields(c *schema.Collection, old *collInfo, d map[string]string) {
+func (e *Engine) validateFields(c *schema.Collection, old *Coll, d map[string]string) {
 	lookup := lookupWith{set: e.schema.Load(), self: c}
 	seen := map[string]bool{}
 	seenID := map[string]bool{}

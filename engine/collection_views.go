@@ -9,13 +9,13 @@ import (
 )
 
 // viewCollections lists the view collections as the transaction sees them.
-func viewCollections(tx *fsm.Tx) ([]*collInfo, error) {
+func viewCollections(tx *fsm.Tx) ([]*Coll, error) {
 	rows, err := tx.Query(`SELECT version, data FROM _svc_collections WHERE type = 'view' ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*collInfo
+	var out []*Coll
 	for rows.Next() {
 		var ver int64
 		var data string
@@ -104,7 +104,7 @@ func viewColumnNames(tx *fsm.Tx, table string) ([]string, error) {
 // refreshedViewFields keeps the fields of a view whose column survived a
 // rename (by position: SQLite rewrites the column in place) and types any
 // other column as json, the type that renders whatever it holds.
-func refreshedViewFields(v *collInfo, cols []string) []*schema.Field {
+func refreshedViewFields(v *Coll, cols []string) []*schema.Field {
 	old := map[int]*schema.Field{}
 	i := 0
 	for _, name := range v.viewCols {

@@ -27,7 +27,7 @@ var errCSVNotBase = &Error{Kind: KindValidation, Message: "CSV import and export
 
 // csvCollection resolves a collection for CSV: 404 when there is none, 422
 // unless it is a base collection.
-func (e *Engine) csvCollection(name string) (*collInfo, error) {
+func (e *Engine) csvCollection(name string) (*Coll, error) {
 	ci := e.collection(name)
 	if ci == nil {
 		return nil, errNotFound

@@ -25,7 +25,7 @@ import (
 // set by the server, passwords are never exported, private values never
 // leave it. File fields are exported (their stored names) but not
 // imported: a file is attached by upload only (see csvImportField).
-func csvSkipped(f *fieldInfo) bool {
+func csvSkipped(f *FieldInfo) bool {
 	return f.private || f.Type == schema.FieldAutodate || f.Type == schema.FieldPassword
 }
 
@@ -34,7 +34,7 @@ func csvSkipped(f *fieldInfo) bool {
 // record owns (deleting either record would delete the other's file).
 // Autodates are the server's. A password column is taken as plain text
 // and hashed like any create's (the export never writes one).
-func csvImportField(f *fieldInfo) bool {
+func csvImportField(f *FieldInfo) bool {
 	return !f.system && f.Type != schema.FieldAutodate && f.Type != schema.FieldFile
 }
 

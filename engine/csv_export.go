@@ -11,7 +11,7 @@ import (
 // CSVExport is an export of one collection, resolved and ready to stream.
 type CSVExport struct {
 	e  *Engine
-	ci *collInfo
+	ci *Coll
 	// cols are the positions in ci.fields of the exported fields.
 	cols []int
 }

@@ -109,7 +109,7 @@ func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body i
 }
 
 // csvCheckHeader refuses a header naming one field twice.
-func csvCheckHeader(ci *collInfo, header []string) error {
+func csvCheckHeader(ci *Coll, header []string) error {
 	seen := map[string]bool{}
 	for _, h := range header {
 		f := csvColumnField(ci, h)
@@ -127,7 +127,7 @@ func csvCheckHeader(ci *collInfo, header []string) error {
 // csvColumnField is the position in ci.fields of the field a column feeds,
 // or -1 for a column the import skips (id, created, updated, unknown
 // names, autodates and files).
-func csvColumnField(ci *collInfo, name string) int {
+func csvColumnField(ci *Coll, name string) int {
 	switch name {
 	case "id", "created", "updated":
 		return -1
@@ -236,7 +236,7 @@ func (im *csvImporter) stopped(err error) error {
 
 // csvRowInput decodes a row's cells into a create body; d holds the cells
 // that cannot be decoded.
-func csvRowInput(ci *collInfo, cols []int, cells []string) (in map[string]any, d map[string]any) {
+func csvRowInput(ci *Coll, cols []int, cells []string) (in map[string]any, d map[string]any) {
 	in = make(map[string]any, len(cells))
 	for j, fi := range cols {
 		if fi < 0 {

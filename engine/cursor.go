@@ -22,7 +22,7 @@ var (
 
 // cursorKey resolves the sort parameter of a keyset walk: exactly one known
 // column (unknown ones are ignored as in any list), or the default order.
-func (ci *collInfo) cursorKey(sortParam string, admin bool) (*cursorKey, error) {
+func (ci *Coll) cursorKey(sortParam string, admin bool) (*cursorKey, error) {
 	keys := ci.sortKeys(sortParam, admin)
 	switch len(keys) {
 	case 0:
@@ -37,7 +37,7 @@ func (ci *collInfo) cursorKey(sortParam string, admin bool) (*cursorKey, error) 
 }
 
 // rowIndex is where a sortable column sits in a row of selectCols.
-func (ci *collInfo) rowIndex(name string) int {
+func (ci *Coll) rowIndex(name string) int {
 	switch name {
 	case "id":
 		return 0

@@ -35,7 +35,7 @@ func (e *Engine) seal(stored any) (any, string) {
 // open returns the plain value of a stored field value for rendering:
 // sealed strings are opened when this node has the key (a value it cannot
 // open is shown as stored, so nothing is lost or invented).
-func (ci *collInfo) open(v any) any {
+func (ci *Coll) open(v any) any {
 	s, ok := v.(string)
 	if !ok || ci.keyring == nil || !crypt.IsSealed(s) {
 		return v
@@ -49,7 +49,7 @@ func (ci *collInfo) open(v any) any {
 
 // sealSetting seals a secret setting's value when a key is set.
 func (e *Engine) sealSetting(k, v string) (string, error) {
-	if e.keyring == nil || v == "" || !IsSecretSetting(k) || crypt.IsSealed(v) {
+	if e.keyring == nil || v == "" || !e.IsSecretSetting(k) || crypt.IsSealed(v) {
 		return v, nil
 	}
 	return e.keyring.Seal(v)

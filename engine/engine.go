@@ -57,6 +57,8 @@ type Engine struct {
 	etagKey  atomic.Pointer[[]byte]      // see etag.go
 	// mailSlots holds a token per background auth mail in flight.
 	mailSlots chan struct{}
+
+	reg registries // module.go
 }
 
 // New builds the engine and registers its command handlers on the store's
@@ -82,7 +84,8 @@ func New(opts Options) (*Engine, error) {
 		mailSlots: make(chan struct{}, mailSlots),
 		applied:   newApplyCache(),
 	}
-	e.register(opts.Store.Registry())
+	e.reg.fsm = opts.Store.Registry()
+	e.register()
 	opts.Store.Observe(e.onEvents)
 	if err := e.reloadAll(context.Background()); err != nil {
 		return nil, err
@@ -90,8 +93,12 @@ func New(opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// SetProposer connects the engine to the consensus layer.
-func (e *Engine) SetProposer(p Proposer) { e.proposer = p }
+// SetProposer connects the engine to the consensus layer; wiring is over
+// (Seal).
+func (e *Engine) SetProposer(p Proposer) {
+	e.reg.sealed.Store(true)
+	e.proposer = p
+}
 
 // onEvents rebuilds the caches that committed commands invalidated.
 func (e *Engine) onEvents(events []fsm.Event) {
@@ -149,6 +156,9 @@ func (e *Engine) onEvents(events []fsm.Event) {
 			e.log.Error("reload etag key", "err", err)
 		}
 	}
+	for _, h := range e.reg.onEvents {
+		h(events)
+	}
 }
 
 func (e *Engine) reloadAll(ctx context.Context) error {
@@ -157,7 +167,7 @@ func (e *Engine) reloadAll(ctx context.Context) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	e.version.Store(v)
-	e.schema.Store(&schemaSet{byName: map[string]*collInfo{}, byID: map[string]*collInfo{}})
+	e.schema.Store(&schemaSet{byName: map[string]*Coll{}, byID: map[string]*Coll{}})
 	e.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
 	e.settings.Store(&map[string]string{})
 	e.tokens.Store(&apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}})

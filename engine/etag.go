@@ -45,7 +45,7 @@ func newETagKey() (string, error) {
 }
 
 // etag is the tag of row of ci on this replica (the cached key).
-func (e *Engine) etag(ci *collInfo, row []any) string {
+func (e *Engine) etag(ci *Coll, row []any) string {
 	var key []byte
 	if k := e.etagKey.Load(); k != nil {
 		key = *k
@@ -54,7 +54,7 @@ func (e *Engine) etag(ci *collInfo, row []any) string {
 }
 
 // etagTx is the tag of row of ci as the transaction sees the key.
-func etagTx(tx *fsm.Tx, ci *collInfo, row []any) (string, error) {
+func etagTx(tx *fsm.Tx, ci *Coll, row []any) (string, error) {
 	v, err := internalVersionTx(tx)
 	if err != nil || v < etagKeySince {
 		return etagWith(nil, ci, row), err
@@ -69,7 +69,7 @@ func etagTx(tx *fsm.Tx, ci *collInfo, row []any) (string, error) {
 
 // etagWith is the tag of row of ci under key (nil: unkeyed, before the
 // key existed).
-func etagWith(key []byte, ci *collInfo, row []any) string {
+func etagWith(key []byte, ci *Coll, row []any) string {
 	var sum uint64
 	if key == nil {
 		h := fnv.New64a()

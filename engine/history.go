@@ -43,6 +43,36 @@ type historySnapshot struct {
 	Fields  map[string]any `json:"fields"`
 }
 
+// registerHistoryHooks keeps the history of history_enabled collections:
+// an entry per record write, and none left of a deleted collection.
+func (e *Engine) registerHistoryHooks() {
+	e.OnRecordWrite(RecordHook{Name: "history", Apply: func(tx *fsm.Tx, w *RecordWrite) error {
+		if !w.Coll.HistoryEnabled {
+			return nil
+		}
+		return writeHistory(tx, w.Kind, w.Coll, w.Row, w.At, w.By)
+	}})
+	e.OnCollectionChange(CollectionHook{Name: "history", Apply: func(tx *fsm.Tx, c CollectionChange) error {
+		if c.New != nil {
+			return nil
+		}
+		_, err := tx.Exec(`DELETE FROM _svc_history WHERE collection_id = ?`, c.Old.ID)
+		return err
+	}})
+}
+
+// registerHistoryMigrations adds the history table (version 4 of the
+// baseline: never change it).
+func (e *Engine) registerHistoryMigrations() {
+	e.Migration(Migration{Version: 4, Owner: "history", Stmts: []string{
+		// Ids follow the log's order on every replica.
+		`CREATE TABLE _svc_history (id INTEGER PRIMARY KEY, collection_id TEXT NOT NULL, record_id TEXT NOT NULL,
+			op TEXT NOT NULL, at INTEGER NOT NULL, snapshot TEXT NOT NULL, actor_id TEXT NOT NULL,
+			actor_type TEXT NOT NULL)`,
+		`CREATE INDEX _svc_history_record ON _svc_history (collection_id, record_id, id)`,
+	}})
+}
+
 func historyOp(kind string) string {
 	switch kind {
 	case EvRecordCreate:
@@ -54,7 +84,7 @@ func historyOp(kind string) string {
 }
 
 // writeHistory appends the history entry of a change of ci's record.
-func writeHistory(tx *fsm.Tx, kind string, ci *collInfo, row []any, at int64, actor *Actor) error {
+func writeHistory(tx *fsm.Tx, kind string, ci *Coll, row []any, at int64, actor *Actor) error {
 	snap := historySnapshot{ID: asString(row[0]), Created: row[1], Updated: row[2], Fields: make(map[string]any, len(ci.fields))}
 	for i, f := range ci.fields {
 		if !f.private {
@@ -77,7 +107,7 @@ func writeHistory(tx *fsm.Tx, kind string, ci *collInfo, row []any, at int64, ac
 // snapshotRow turns a kept snapshot back into a row of ci as it is now:
 // fields the snapshot lacks, or whose value no longer fits the field's
 // column, are empty.
-func snapshotRow(ci *collInfo, raw string) ([]any, error) {
+func snapshotRow(ci *Coll, raw string) ([]any, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	dec.UseNumber()
 	var snap historySnapshot

@@ -103,7 +103,7 @@ func (e *Engine) RecordHistory(ctx context.Context, p Principal, name, id string
 	return out, nil
 }
 
-func appendHistoryEntry(buf []byte, ci *collInfo, hid int64, recordID, op string, at int64, row []any, actorID, actorType string, admin bool) []byte {
+func appendHistoryEntry(buf []byte, ci *Coll, hid int64, recordID, op string, at int64, row []any, actorID, actorType string, admin bool) []byte {
 	buf = append(buf, `{"id":`...)
 	buf = strconv.AppendInt(buf, hid, 10)
 	buf = append(buf, `,"collection":`...)
@@ -188,7 +188,7 @@ func (e *Engine) RestoreRecord(ctx context.Context, p Principal, name, id, atTex
 
 // restoreBody is the update body of a restore: the snapshot as an admin
 // reads it, without id, timestamps and fields set by the server.
-func restoreBody(ci *collInfo, row []any) ([]byte, error) {
+func restoreBody(ci *Coll, row []any) ([]byte, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(ci.appendRecord(nil, row, true, nil), &m); err != nil {
 		return nil, err

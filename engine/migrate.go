@@ -10,89 +10,48 @@ import (
 	"svcd/fsm"
 )
 
-// migrations are the internal tables, one list of statements per schema
-// version. They run through the log (the leader proposes the version its
-// binary knows), so every replica builds them at the same index.
-var migrations = [][]string{
-	1: {
-		`CREATE TABLE _svc_collections (
-			id TEXT PRIMARY KEY,
-			name TEXT NOT NULL UNIQUE COLLATE NOCASE,
-			type TEXT NOT NULL,
-			version INTEGER NOT NULL,
-			data TEXT NOT NULL,
-			created INTEGER NOT NULL,
-			updated INTEGER NOT NULL)`,
-		`CREATE TABLE _svc_admins (
-			id TEXT PRIMARY KEY,
-			email TEXT NOT NULL UNIQUE COLLATE NOCASE,
-			password TEXT NOT NULL,
-			role TEXT NOT NULL,
-			created INTEGER NOT NULL,
-			updated INTEGER NOT NULL)`,
-		`CREATE TABLE _svc_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
-	},
-	2: {
-		// Revoked token ids, kept until the token would have expired.
-		`CREATE TABLE _svc_revoked (jti TEXT PRIMARY KEY, exp INTEGER NOT NULL) WITHOUT ROWID`,
-		// Failed logins per hashed (email, client IP), for the lockout.
-		`CREATE TABLE _svc_lockouts (key TEXT PRIMARY KEY, failures INTEGER NOT NULL,
-			locked_until INTEGER NOT NULL, updated INTEGER NOT NULL) WITHOUT ROWID`,
-		// Admin tokens issued before this (unix seconds) are refused:
-		// force-logout-all and password changes.
-		`ALTER TABLE _svc_admins ADD COLUMN tokens_after INTEGER NOT NULL DEFAULT 0`,
-		`CREATE TABLE _svc_admin_sessions (jti TEXT PRIMARY KEY, admin_id TEXT NOT NULL,
-			issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, ip TEXT NOT NULL,
-			user_agent TEXT NOT NULL) WITHOUT ROWID`,
-		`CREATE TABLE _svc_api_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
-			scopes TEXT NOT NULL, admin_id TEXT NOT NULL, created INTEGER NOT NULL,
-			expires_at INTEGER NOT NULL)`,
-		`CREATE TABLE _svc_audit (id INTEGER PRIMARY KEY, actor_id TEXT NOT NULL, actor_email TEXT NOT NULL,
-			method TEXT NOT NULL, path TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,
-			status INTEGER NOT NULL, ip TEXT NOT NULL, at INTEGER NOT NULL)`,
-	},
-	3: {
-		// Email OTP tokens: keyed hashes of the link token and the code,
-		// wrong codes counted (engine/auth_otp.go).
-		`CREATE TABLE _svc_otps (id TEXT PRIMARY KEY, coll TEXT NOT NULL, user_id TEXT NOT NULL,
-			token_hash TEXT NOT NULL UNIQUE, code_mac TEXT NOT NULL, attempts INTEGER NOT NULL,
-			expires_at INTEGER NOT NULL, created INTEGER NOT NULL)`,
-		`CREATE INDEX _svc_otps_user ON _svc_otps (coll, user_id)`,
-		// TOTP per account: the sealed secret, on or pending, the last
-		// time step used (engine/auth_totp.go).
-		`CREATE TABLE _svc_totp (coll TEXT NOT NULL, user_id TEXT NOT NULL, secret TEXT NOT NULL,
-			enabled INTEGER NOT NULL, last_step INTEGER NOT NULL, created INTEGER NOT NULL,
-			updated INTEGER NOT NULL, PRIMARY KEY (coll, user_id)) WITHOUT ROWID`,
-		// Recovery codes: keyed hashes; used_at 0 while unused.
-		`CREATE TABLE _svc_recovery_codes (coll TEXT NOT NULL, user_id TEXT NOT NULL, hash TEXT NOT NULL,
-			used_at INTEGER NOT NULL, PRIMARY KEY (coll, user_id, hash)) WITHOUT ROWID`,
-		// MFA tickets that have been tried: open, consumed or burned
-		// (engine/auth_mfa.go).
-		`CREATE TABLE _svc_mfa_tickets (jti TEXT PRIMARY KEY, coll TEXT NOT NULL, user_id TEXT NOT NULL,
-			state TEXT NOT NULL, attempts INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
-	},
-	4: {
-		// Record history of history_enabled collections (engine/
-		// history.go); ids follow the log's order on every replica.
-		`CREATE TABLE _svc_history (id INTEGER PRIMARY KEY, collection_id TEXT NOT NULL, record_id TEXT NOT NULL,
-			op TEXT NOT NULL, at INTEGER NOT NULL, snapshot TEXT NOT NULL, actor_id TEXT NOT NULL,
-			actor_type TEXT NOT NULL)`,
-		`CREATE INDEX _svc_history_record ON _svc_history (collection_id, record_id, id)`,
-	},
-	5: {
-		// Wrong second-factor codes per account over a window (TOTP,
-		// recovery and email OTP codes; engine/code_budget.go).
-		`CREATE TABLE _svc_code_failures (coll TEXT NOT NULL, user_id TEXT NOT NULL, failures INTEGER NOT NULL,
-			window_end INTEGER NOT NULL, PRIMARY KEY (coll, user_id)) WITHOUT ROWID`,
-		// The token floor of deleted accounts: an account created again
-		// with the same id refuses the old one's tokens
-		// (engine/account_cleanup.go).
-		`CREATE TABLE _svc_deleted_accounts (coll TEXT NOT NULL, id TEXT NOT NULL, floor INTEGER NOT NULL,
-			PRIMARY KEY (coll, id)) WITHOUT ROWID`,
-		// Keys drawn once for the whole cluster and replicated: the ETag
-		// key (engine/etag.go), installed from the migrate command.
-		`CREATE TABLE _svc_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) WITHOUT ROWID`,
-	},
+// Internal tables are built by migrations: numbered statement lists that
+// run through the log (the leader proposes the newest version its binary
+// knows), so every replica builds them at the same index. The core and
+// each module register theirs (Engine.Migration) with a version number
+// from one sequence shared by all of them; one version may hold
+// statements of several owners, run in the order they were registered.
+// A version that a release shipped is never changed: a new table or column
+// takes the next number (DESIGN.md lists them).
+
+// Migration is one owner's statements of one internal schema version.
+type Migration struct {
+	Version int64
+	Owner   string // "core", "auth", "history", ...
+	Stmts   []string
+}
+
+// Migration registers m.
+func (e *Engine) Migration(m Migration) {
+	e.reg.mustOpen("migration " + m.Owner)
+	e.reg.migrations = append(e.reg.migrations, m)
+	e.reg.schemaVersion = max(e.reg.schemaVersion, m.Version)
+}
+
+// checkMigrations refuses a malformed list.
+func checkMigrations(ms []Migration) error {
+	for _, m := range ms {
+		if m.Version < 1 || m.Owner == "" || len(m.Stmts) == 0 {
+			return fmt.Errorf("engine: migration %d of %q: a version from 1, an owner and statements are required", m.Version, m.Owner)
+		}
+	}
+	return nil
+}
+
+// migrationStmts are the statements of version v, in registration order.
+func (e *Engine) migrationStmts(v int64) []string {
+	var out []string
+	for _, m := range e.reg.migrations {
+		if m.Version == v {
+			out = append(out, m.Stmts...)
+		}
+	}
+	return out
 }
 
 // internalVersionTx is the internal schema version as of the transaction:
@@ -106,8 +65,17 @@ func internalVersionTx(tx *fsm.Tx) (int64, error) {
 	return v, err
 }
 
-// SchemaVersion is the newest internal schema this binary knows.
-func SchemaVersion() int64 { return int64(len(migrations) - 1) }
+// SchemaVersion is the newest internal schema version registered.
+func (e *Engine) SchemaVersion() int64 { return e.reg.schemaVersion }
+
+// InternalVersion is the internal schema version this replica has
+// applied: what a cache may read (a table of a later version does not
+// exist yet).
+func (e *Engine) InternalVersion() int64 { return e.version.Load() }
+
+// InternalVersionTx is the internal schema version as of the transaction:
+// what an old command replayed by a newer binary may touch.
+func InternalVersionTx(tx *fsm.Tx) (int64, error) { return internalVersionTx(tx) }
 
 type migrateCmd struct {
 	Version int64 `json:"version"`
@@ -130,7 +98,7 @@ func (e *Engine) readSchemaVersion(ctx context.Context) (int64, error) {
 
 // Migrated reports whether this replica's internal tables are at the
 // version this binary knows.
-func (e *Engine) Migrated() bool { return e.version.Load() >= SchemaVersion() }
+func (e *Engine) Migrated() bool { return e.version.Load() >= e.SchemaVersion() }
 
 // Migrate proposes the internal schema version of this binary if the
 // replica is behind it. Only the leader calls it (see scheduler).
@@ -142,7 +110,7 @@ func (e *Engine) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = e.propose(ctx, cmdMigrate, migrateCmd{Version: SchemaVersion(), ETagKey: key})
+	_, _, err = e.propose(ctx, cmdMigrate, migrateCmd{Version: e.SchemaVersion(), ETagKey: key})
 	return err
 }
 
@@ -151,9 +119,9 @@ func (e *Engine) applyMigrate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Version > SchemaVersion() {
+	if c.Version > e.SchemaVersion() {
 		return nil, fmt.Errorf("%w: internal schema version %d is newer than this binary's %d: upgrade svcd",
-			fsm.ErrHalt, c.Version, SchemaVersion())
+			fsm.ErrHalt, c.Version, e.SchemaVersion())
 	}
 	var cur int64
 	err = tx.QueryRow(`SELECT v FROM _svc_meta WHERE k = 'schema_version'`).Scan(&cur)
@@ -161,7 +129,7 @@ func (e *Engine) applyMigrate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, err
 	}
 	for v := cur + 1; v <= c.Version; v++ {
-		for _, stmt := range migrations[v] {
+		for _, stmt := range e.migrationStmts(v) {
 			if _, err := tx.ExecDirect(stmt); err != nil {
 				return nil, fmt.Errorf("%w: migration %d: %v", fsm.ErrHalt, v, err)
 			}

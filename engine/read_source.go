@@ -30,7 +30,7 @@ type readSource struct {
 	query    func(cached bool, q string, args ...any) (rowsIter, error)
 	queryRow func(q string, args ...any) rowScanner
 	// coll finds a collection by name or id (nil when there is none).
-	coll func(nameOrID string) *collInfo
+	coll func(nameOrID string) *Coll
 	res  filter.Resolver
 	// env is the context of the view rule (forRule) or of the caller's
 	// own filter.
@@ -63,7 +63,7 @@ func (e *Engine) txSource(tx *fsm.Tx, who Principal, env *ruleEnv) *readSource {
 		// on the writer, whose statement cache serves the write path.
 		query:    func(_ bool, q string, args ...any) (rowsIter, error) { return tx.QueryDirect(q, args...) },
 		queryRow: func(q string, args ...any) rowScanner { return tx.QueryRow(q, args...) },
-		coll:     func(nameOrID string) *collInfo { return e.txCollection(tx, nameOrID) },
+		coll:     func(nameOrID string) *Coll { return e.txCollection(tx, nameOrID) },
 		res:      txResolver{e, tx},
 		env:      func(forRule bool) *filter.Env { return env.readEnv(who, forRule) },
 	}
@@ -72,7 +72,7 @@ func (e *Engine) txSource(tx *fsm.Tx, who Principal, env *ruleEnv) *readSource {
 // txCollection resolves a collection inside the transaction. The engine's
 // cached definition is preferred when it is the same version (it can open
 // encrypted values for rendering); the state decided is the same.
-func (e *Engine) txCollection(tx *fsm.Tx, nameOrID string) *collInfo {
+func (e *Engine) txCollection(tx *fsm.Tx, nameOrID string) *Coll {
 	var id string
 	var ver int64
 	err := tx.QueryRow(`SELECT id, version FROM _svc_collections WHERE id = ?1 OR name = ?1 COLLATE NOCASE`, nameOrID).Scan(&id, &ver)
@@ -84,7 +84,7 @@ func (e *Engine) txCollection(tx *fsm.Tx, nameOrID string) *collInfo {
 
 // renderColl returns collection id at version ver for reads and rendering
 // inside the transaction.
-func (e *Engine) renderColl(tx *fsm.Tx, id string, ver int64) *collInfo {
+func (e *Engine) renderColl(tx *fsm.Tx, id string, ver int64) *Coll {
 	if ci := e.collection(id); ci != nil && ci.Version == ver {
 		return ci
 	}
@@ -108,7 +108,7 @@ func (r *ruleEnv) readEnv(who Principal, forRule bool) *filter.Env {
 
 // bypass reports whether the reader acts as an admin on ci (no rules,
 // hidden fields shown).
-func (s *readSource) bypass(ci *collInfo) bool { return s.who.bypasses(ci.Name, false) }
+func (s *readSource) bypass(ci *Coll) bool { return s.who.bypasses(ci.Name, false) }
 
 // reaches reports whether the reader may read ci at all.
-func (s *readSource) reaches(ci *collInfo) bool { return s.who.reaches(ci.Name) }
+func (s *readSource) reaches(ci *Coll) bool { return s.who.reaches(ci.Name) }

@@ -15,7 +15,7 @@ import (
 // realtime delivery: the view rule has already admitted the principal.
 type RealtimeRecord struct {
 	e   *Engine
-	ci  *collInfo
+	ci  *Coll
 	row []any
 	p   Principal
 	rec filter.Record
@@ -76,7 +76,7 @@ func (r *RealtimeRecord) holds(ex filter.Expr, env *filter.Env) bool {
 // realtimeReadWait bounds the database check of one event.
 const realtimeReadWait = 2 * time.Second
 
-func (e *Engine) holdsNow(ci *collInfo, ex filter.Expr, env *filter.Env, id any) bool {
+func (e *Engine) holdsNow(ci *Coll, ex filter.Expr, env *filter.Env, id any) bool {
 	c, err := filter.CompileSQL(ex, ci.filterColl(), e.schema.Load(), env, "_r")
 	if err != nil {
 		return false
@@ -114,7 +114,7 @@ func (r *RealtimeRecord) JSON() []byte {
 
 // filterRecord names a row's stored values for the in-memory evaluator.
 // Private fields are left out: no filter may read them.
-func filterRecord(ci *collInfo, row []any) filter.Record {
+func filterRecord(ci *Coll, row []any) filter.Record {
 	rec := make(filter.Record, 3+len(ci.fields))
 	rec["id"] = row[0]
 	if ci.hasCreated {
@@ -134,7 +134,7 @@ func filterRecord(ci *collInfo, row []any) filter.Record {
 // viewRuleExpr is ci's view rule, parsed once per collection version
 // (every event of every subscriber checks it); nil when it does not parse
 // or is null.
-func (ci *collInfo) viewRuleExpr() filter.Expr {
+func (ci *Coll) viewRuleExpr() filter.Expr {
 	if p := ci.viewRule.Load(); p != nil {
 		return *p
 	}

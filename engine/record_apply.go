@@ -70,13 +70,13 @@ type RecordChange struct {
 }
 
 type changeFilter struct {
-	ci  *collInfo
+	ci  *Coll
 	rec filter.Record
 }
 
 // filterRecordFor is the change's row named for ci, shared by every
 // realtime delivery of the change (read-only).
-func (ch *RecordChange) filterRecordFor(ci *collInfo) filter.Record {
+func (ch *RecordChange) filterRecordFor(ci *Coll) filter.Record {
 	if f := ch.filter.Load(); f != nil && f.ci == ci {
 		return f.rec
 	}
@@ -124,7 +124,7 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return row, nil
+	return Row(row), nil
 }
 
 // recordCreate applies one create (alone or as a batch entry) and returns
@@ -174,7 +174,7 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 }
 
 // uniqueError maps a unique violation to a 422 on the field (or the id).
-func uniqueError(ci *collInfo, err error) error {
+func uniqueError(ci *Coll, err error) error {
 	if !isUniqueViolation(err) {
 		return err
 	}
@@ -195,7 +195,7 @@ func uniqueError(ci *collInfo, err error) error {
 
 // checkRelations verifies that every referenced record exists now; value
 // returns the command's value of field i (nil when absent).
-func (e *Engine) checkRelations(tx *fsm.Tx, ci *collInfo, value func(i int) any) error {
+func (e *Engine) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) error {
 	for i, f := range ci.fields {
 		if f.Type != schema.FieldRelation {
 			continue
@@ -242,7 +242,7 @@ func (e *Engine) checkRelations(tx *fsm.Tx, ci *collInfo, value func(i int) any)
 
 // loadRowForWrite reads the current row and applies the visibility and
 // write rules and the If-Match precondition.
-func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool, rule *string, ifMatch string, env *ruleEnv) ([]any, error) {
+func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, rule *string, ifMatch string, env *ruleEnv) ([]any, error) {
 	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNotFound
@@ -268,7 +268,7 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *collInfo, id string, admin bool
 // writeRuleError decides an update or delete of row id by a non-admin, at
 // apply time: an admin-only rule (null) is 403; a row the caller cannot
 // view is 404; a failed rule on a viewable row is 403.
-func (e *Engine) writeRuleError(tx *fsm.Tx, ci *collInfo, rule *string, admin bool, env *ruleEnv, id string) error {
+func (e *Engine) writeRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) error {
 	if err := preWriteError(ci, rule, admin); err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func (e *Engine) writeRuleError(tx *fsm.Tx, ci *collInfo, rule *string, admin bo
 
 // preWriteError is the part of the write decision that needs no row:
 // admin-only write rules (403) and admin-only view rules (404).
-func preWriteError(ci *collInfo, rule *string, admin bool) error {
+func preWriteError(ci *Coll, rule *string, admin bool) error {
 	switch {
 	case admin:
 		return nil
@@ -325,7 +325,7 @@ func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return row, nil
+	return Row(row), nil
 }
 
 // recordUpdate applies one update (alone or as a batch entry) and returns
@@ -393,7 +393,7 @@ func (e *Engine) recordDelete(tx *fsm.Tx, c *recordDeleteCmd) error {
 // valueSets appends to sets and args the "col = ?" clauses of the fields
 // present in values (command values, turned back into their stored form),
 // after checking their relations point at existing records.
-func (e *Engine) valueSets(tx *fsm.Tx, ci *collInfo, values map[string]any, sets []string, args []any) ([]string, []any, error) {
+func (e *Engine) valueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []string, args []any) ([]string, []any, error) {
 	for _, f := range ci.fields {
 		raw, ok := values[f.Name]
 		if !ok {

@@ -23,8 +23,8 @@ type deletion struct {
 
 // relationRef is a relation field of some collection.
 type relationRef struct {
-	coll  *collInfo
-	field *fieldInfo
+	coll  *Coll
+	field *FieldInfo
 }
 
 // refsTo lists the relation fields that point at collection id, in
@@ -85,7 +85,7 @@ func (d *deletion) referring(ref relationRef, id string) ([][]any, error) {
 	return out, rows.Err()
 }
 
-func (d *deletion) delete(ci *collInfo, row []any) error {
+func (d *deletion) delete(ci *Coll, row []any) error {
 	id := asString(row[0])
 	d.seen[ci.ID+"/"+id] = true
 	refs, err := d.refsTo(ci.ID)
@@ -175,7 +175,7 @@ func (d *deletion) unlink(ref relationRef, row []any, id string) error {
 	return d.e.recordWritten(d.tx, EvRecordUpdate, ref.coll, out, updated, d.actor)
 }
 
-func fieldIndex(ci *collInfo, f *fieldInfo) int {
+func fieldIndex(ci *Coll, f *FieldInfo) int {
 	for i, x := range ci.fields {
 		if x == f {
 			return i

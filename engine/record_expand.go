@@ -44,7 +44,7 @@ func parseExpand(s string) *expandTree {
 // expand returns, for each row, the JSON object of its expanded relations
 // (nil when nothing was expanded). Each expanded record is filtered by its
 // own collection's view rule, as a read from src.
-func (e *Engine) expand(src *readSource, ci *collInfo, rows [][]any, param string) ([][]byte, error) {
+func (e *Engine) expand(src *readSource, ci *Coll, rows [][]any, param string) ([][]byte, error) {
 	out := make([][]byte, len(rows))
 	if strings.TrimSpace(param) == "" || len(rows) == 0 {
 		return out, nil
@@ -83,7 +83,7 @@ type expandMember struct {
 }
 
 // expandLevel expands the keys of tree for rows of ci.
-func (e *Engine) expandLevel(src *readSource, ci *collInfo, rows [][]any, tree *expandTree) ([][]expandMember, error) {
+func (e *Engine) expandLevel(src *readSource, ci *Coll, rows [][]any, tree *expandTree) ([][]expandMember, error) {
 	members := make([][]expandMember, len(rows))
 	if len(rows) == 0 {
 		return members, nil // a level that found nothing has nothing below it
@@ -110,7 +110,7 @@ func splitVia(key string) (string, string, bool) {
 	return key[:i], key[i+5:], true
 }
 
-func (ci *collInfo) fieldByName(name string) *fieldInfo {
+func (ci *Coll) fieldByName(name string) *FieldInfo {
 	for _, f := range ci.fields {
 		if f.Name == name {
 			return f
@@ -120,7 +120,7 @@ func (ci *collInfo) fieldByName(name string) *fieldInfo {
 }
 
 // relationIDs reads the ids a relation value holds.
-func relationIDs(f *fieldInfo, v any) []string {
+func relationIDs(f *FieldInfo, v any) []string {
 	s, ok := v.(string)
 	if !ok || s == "" {
 		return nil
@@ -136,7 +136,7 @@ func relationIDs(f *fieldInfo, v any) []string {
 // fetchVisible reads records of target matching extra (a condition with
 // its args) that p may view, with their own expansion applied, keyed by id
 // in query order.
-func (e *Engine) fetchVisible(src *readSource, target *collInfo, extra string, extraArgs []any, sub *expandTree) ([][]any, map[string][]byte, error) {
+func (e *Engine) fetchVisible(src *readSource, target *Coll, extra string, extraArgs []any, sub *expandTree) ([][]any, map[string][]byte, error) {
 	conds, args, deny, err := readCond(src, target, "")
 	if errAdmin := AsError(err); errAdmin != nil && errAdmin.Kind == KindForbidden {
 		return nil, nil, nil // not viewable: not expanded
@@ -192,7 +192,7 @@ func placeholders(n int) string {
 	return "?" + strings.Repeat(", ?", n-1)
 }
 
-func (e *Engine) expandForward(src *readSource, ci *collInfo, rows [][]any, f *fieldInfo, key string, sub *expandTree, members [][]expandMember) error {
+func (e *Engine) expandForward(src *readSource, ci *Coll, rows [][]any, f *FieldInfo, key string, sub *expandTree, members [][]expandMember) error {
 	target := src.coll(f.Collection)
 	if target == nil {
 		return nil
@@ -244,7 +244,7 @@ func (e *Engine) expandForward(src *readSource, ci *collInfo, rows [][]any, f *f
 	return nil
 }
 
-func (e *Engine) expandBack(src *readSource, ci *collInfo, rows [][]any, collName, fieldName, key string, sub *expandTree, members [][]expandMember) error {
+func (e *Engine) expandBack(src *readSource, ci *Coll, rows [][]any, collName, fieldName, key string, sub *expandTree, members [][]expandMember) error {
 	target := src.coll(collName)
 	if target == nil {
 		return nil

@@ -18,13 +18,13 @@ type projection map[string]bool
 // appendRecord writes a row (id, created, updated, fields...) as the record
 // JSON: system fields first, then fields in schema order. Private fields are
 // never written, hidden ones only for admins.
-func (ci *collInfo) appendRecord(buf []byte, row []any, admin bool, proj projection) []byte {
+func (ci *Coll) appendRecord(buf []byte, row []any, admin bool, proj projection) []byte {
 	return ci.appendRecordExpanded(buf, row, admin, proj, nil)
 }
 
 // appendRecordExpanded is appendRecord with an "expand" member holding the
 // JSON object expand (nil: none).
-func (ci *collInfo) appendRecordExpanded(buf []byte, row []any, admin bool, proj projection, expand []byte) []byte {
+func (ci *Coll) appendRecordExpanded(buf []byte, row []any, admin bool, proj projection, expand []byte) []byte {
 	buf = append(buf, `{"id":`...)
 	buf = schema.AppendJSONString(buf, asString(row[0]))
 	if proj.keeps("collectionId") {
@@ -83,12 +83,12 @@ func asString(v any) string {
 	return ""
 }
 
-func (e *Engine) record(ci *collInfo, row []any, admin bool) *Record {
+func (e *Engine) record(ci *Coll, row []any, admin bool) *Record {
 	return &Record{JSON: ci.appendRecord(make([]byte, 0, 256), row, admin, nil), ETag: e.etag(ci, row)}
 }
 
 // scanRow scans one row of ci.selectCols.
-func (ci *collInfo) scanRow(scan func(dest ...any) error) ([]any, error) {
+func (ci *Coll) scanRow(scan func(dest ...any) error) ([]any, error) {
 	row := make([]any, 3+len(ci.fields))
 	ptrs := make([]any, len(row))
 	for i := range row {

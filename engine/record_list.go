@@ -62,7 +62,7 @@ func (q *ListQuery) unsupportedInBatch() *Error {
 
 // orderBy builds the ORDER BY clause from a sort parameter: known columns
 // only (unknown ones are ignored), `-` for descending, id as tiebreaker.
-func (ci *collInfo) orderBy(sortParam string, admin bool) string {
+func (ci *Coll) orderBy(sortParam string, admin bool) string {
 	if strings.TrimSpace(sortParam) == "" {
 		sortParam = ci.defaultSort
 	}
@@ -102,7 +102,7 @@ type sortKey struct {
 // A column named twice counts once (its first direction): a later term
 // on the same column cannot change the order. At most maxSortKeys terms
 // are kept.
-func (ci *collInfo) sortKeys(sortParam string, admin bool) []sortKey {
+func (ci *Coll) sortKeys(sortParam string, admin bool) []sortKey {
 	var keys []sortKey
 	for _, tok := range strings.Split(sortParam, ",") {
 		tok = strings.TrimSpace(tok)
@@ -132,7 +132,7 @@ func hasSortCol(keys []sortKey, col string) bool {
 	return false
 }
 
-func (ci *collInfo) sortColumn(name string, admin bool) string {
+func (ci *Coll) sortColumn(name string, admin bool) string {
 	switch name {
 	case "id":
 		return "id"

@@ -13,7 +13,7 @@ import (
 // prepareCreate validates a create body against ci and returns the record id
 // and the stored value of every field, with passwords hashed and autodates
 // filled: everything the handler needs, nothing it must compute.
-func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, now int64) (string, []any, *Error) {
+func (e *Engine) prepareCreate(ci *Coll, body map[string]any, admin bool, now int64) (string, []any, *Error) {
 	d := map[string]string{}
 	id := ""
 	switch v := body["id"].(type) {
@@ -56,7 +56,7 @@ func (e *Engine) prepareCreate(ci *collInfo, body map[string]any, admin bool, no
 }
 
 // prepareUpdate validates the fields present in a patch body.
-func (e *Engine) prepareUpdate(ci *collInfo, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
+func (e *Engine) prepareUpdate(ci *Coll, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
 	d := map[string]string{}
 	values := map[string]any{}
 	for _, f := range ci.fields {
@@ -92,7 +92,7 @@ func (e *Engine) prepareUpdate(ci *collInfo, body map[string]any, admin bool, no
 }
 
 // systemFieldInput decides what a client may set on an auth system field.
-func systemFieldInput(f *fieldInfo, in any, admin, create bool) any {
+func systemFieldInput(f *FieldInfo, in any, admin, create bool) any {
 	if systemFieldWritable(f, admin) {
 		return in
 	}
@@ -102,7 +102,7 @@ func systemFieldInput(f *fieldInfo, in any, admin, create bool) any {
 	return nil
 }
 
-func systemFieldWritable(f *fieldInfo, admin bool) bool {
+func systemFieldWritable(f *FieldInfo, admin bool) bool {
 	switch f.Name {
 	case "email", "password":
 		return true
@@ -113,7 +113,7 @@ func systemFieldWritable(f *fieldInfo, admin bool) bool {
 }
 
 // normalize validates one value and hashes passwords.
-func (e *Engine) normalize(f *fieldInfo, in any) (any, string) {
+func (e *Engine) normalize(f *FieldInfo, in any) (any, string) {
 	stored, msg := schema.NormalizeValue(f.Field, in)
 	if msg == "" && stored != nil && f.Encrypted {
 		return e.seal(stored)

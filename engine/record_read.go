@@ -29,7 +29,7 @@ func (e *Engine) readEnv(p Principal, forRule bool) *filter.Env {
 // view rule (unless the reader bypasses rules on ci) and, when given, a
 // filter. A malformed filter is dropped; an invalid rule admits nothing
 // (deny); a collection out of the reader's reach is ErrInsufficientScope.
-func readCond(src *readSource, ci *collInfo, filterText string) (conds []string, args []any, deny bool, err error) {
+func readCond(src *readSource, ci *Coll, filterText string) (conds []string, args []any, deny bool, err error) {
 	if !src.reaches(ci) {
 		return nil, nil, false, ErrInsufficientScope
 	}
@@ -79,7 +79,7 @@ func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields, e
 }
 
 // getRecordIn reads record id of ci from src.
-func (e *Engine) getRecordIn(src *readSource, ci *collInfo, id, fields, expand string) (*Record, error) {
+func (e *Engine) getRecordIn(src *readSource, ci *Coll, id, fields, expand string) (*Record, error) {
 	conds, args, deny, err := readCond(src, ci, "")
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 }
 
 // listRecordsIn reads one page of ci from src.
-func (e *Engine) listRecordsIn(src *readSource, ci *collInfo, q ListQuery) (*RecordList, error) {
+func (e *Engine) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*RecordList, error) {
 	admin := src.bypass(ci)
 	if q.Page < 1 || q.CursorMode {
 		q.Page = 1

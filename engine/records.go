@@ -8,7 +8,7 @@ import (
 )
 
 // writable returns the collection for a record write, or the error.
-func (e *Engine) writable(name string) (*collInfo, error) {
+func (e *Engine) writable(name string) (*Coll, error) {
 	ci := e.collection(name)
 	if ci == nil {
 		return nil, errNotFound
@@ -21,7 +21,7 @@ func (e *Engine) writable(name string) (*collInfo, error) {
 
 // bodyEnv is @request.body for rules: the stored values of the fields the
 // request sent (never passwords or other private fields).
-func bodyEnv(ci *collInfo, in map[string]any, values func(i int) any) map[string]any {
+func bodyEnv(ci *Coll, in map[string]any, values func(i int) any) map[string]any {
 	out := map[string]any{}
 	for i, f := range ci.fields {
 		if _, sent := in[f.Name]; sent && !f.private {
@@ -45,7 +45,7 @@ func decodeBody(body []byte) (map[string]any, error) {
 
 // writeRights answers whether p writes ci as an admin (rules bypassed), or
 // ErrInsufficientScope for an API token without write scope on it.
-func writeRights(p Principal, ci *collInfo) (admin bool, err error) {
+func writeRights(p Principal, ci *Coll) (admin bool, err error) {
 	if !p.HasScope(ci.Name, true) {
 		return false, ErrInsufficientScope
 	}
@@ -85,7 +85,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		if err != nil {
 			return nil, idx, err
 		}
-		return e.record(ci, res.([]any), admin), idx, nil
+		return e.record(ci, res.(Row), admin), idx, nil
 	}
 }
 
@@ -130,7 +130,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err != nil {
 			return nil, idx, err
 		}
-		return e.record(ci, res.([]any), admin), idx, nil
+		return e.record(ci, res.(Row), admin), idx, nil
 	}
 }
 

@@ -68,10 +68,9 @@ func (e *Engine) RotateKey(ctx context.Context) (*RotateResult, uint64, error) {
 	if err != nil {
 		return nil, idx, err
 	}
-	// The result is a row (it may cross nodes): settings, values, skipped.
-	out := &RotateResult{}
-	if row, ok := res.([]any); ok && len(row) == 3 {
-		out.Settings, out.Values, out.Skipped = int(asInt64(row[0])), int(asInt64(row[1])), int(asInt64(row[2]))
+	out, _ := res.(*RotateResult)
+	if out == nil {
+		out = &RotateResult{}
 	}
 	return out, idx, nil
 }
@@ -100,7 +99,7 @@ func (e *Engine) rotateSettings(r *fsm.Reader, cmd *rotateCmd) error {
 		if err := rows.Scan(&k, &v); err != nil {
 			return err
 		}
-		if v == "" || !IsSecretSetting(k) || e.current(v) {
+		if v == "" || !e.IsSecretSetting(k) || e.current(v) {
 			continue
 		}
 		n, err := e.reseal(v)
@@ -193,5 +192,5 @@ func (e *Engine) applyRotateKey(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if len(c.Settings) > 0 {
 		tx.Emit(fsm.Event{Kind: evSettings})
 	}
-	return []any{int64(out.Settings), int64(out.Values), int64(out.Skipped)}, nil
+	return out, nil
 }

@@ -62,7 +62,7 @@ func authFields(p Principal) map[string]any {
 // envFor captures the context a rule needs; only the parts of the request
 // the collection's rules mention are kept, so the log holds no more of the
 // request than it must.
-func (e *Engine) envFor(p Principal, ci *collInfo, body map[string]any, now int64) *ruleEnv {
+func (e *Engine) envFor(p Principal, ci *Coll, body map[string]any, now int64) *ruleEnv {
 	env := &ruleEnv{Now: now, Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p)}
 	if ci.rulesUse.headers {
 		env.Headers = p.Request.Headers
@@ -96,7 +96,7 @@ func rulesUseOf(c *schema.Collection) rulesUse {
 }
 
 // filterColl describes ci to the filter language.
-func (ci *collInfo) filterColl() *filter.Collection {
+func (ci *Coll) filterColl() *filter.Collection {
 	if fc := ci.fc.Load(); fc != nil {
 		return fc
 	}
@@ -150,7 +150,7 @@ func (r txResolver) FilterCollection(nameOrID string) *filter.Collection {
 // ruleSQL compiles a rule of ci: allowAll for "" (or an admin), denyAll
 // for null (non-admins) or a rule that does not compile (an invalid rule
 // denies); otherwise a condition over alias _r appended to args.
-func ruleSQL(ci *collInfo, rule *string, admin bool, res filter.Resolver, env *filter.Env, args []any) (cond *filter.SQL, allowAll, denyAll bool) {
+func ruleSQL(ci *Coll, rule *string, admin bool, res filter.Resolver, env *filter.Env, args []any) (cond *filter.SQL, allowAll, denyAll bool) {
 	switch {
 	case admin, brokenRuleCheck:
 		return nil, true, false
@@ -171,7 +171,7 @@ func ruleSQL(ci *collInfo, rule *string, admin bool, res filter.Resolver, env *f
 }
 
 // ruleHolds checks rule against one row inside the transaction.
-func (e *Engine) ruleHolds(tx *fsm.Tx, ci *collInfo, rule *string, admin bool, env *ruleEnv, id string) (bool, error) {
+func (e *Engine) ruleHolds(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) (bool, error) {
 	cond, all, none := ruleSQL(ci, rule, admin, txResolver{e, tx}, env.filterEnv(), nil)
 	switch {
 	case all:

@@ -13,11 +13,11 @@ import (
 	"svcd/fsm"
 )
 
-// collInfo is a collection with everything the hot paths need precomputed.
-type collInfo struct {
+// Coll is a collection with everything the hot paths need precomputed.
+type Coll struct {
 	*schema.Collection
 	table  string       // quoted table name
-	fields []*fieldInfo // stored fields in output order (auth system fields first)
+	fields []*FieldInfo // stored fields in output order (auth system fields first)
 	// Row layout of selectCols: id, created, updated, then fields.
 	selectCols  string
 	insertSQL   string // INSERT of id, created, updated and every field, RETURNING selectCols
@@ -34,7 +34,7 @@ type collInfo struct {
 	viewRule atomic.Pointer[filter.Expr]
 }
 
-type fieldInfo struct {
+type FieldInfo struct {
 	*schema.Field
 	typ     schema.FieldType
 	col     string // quoted column name
@@ -44,9 +44,9 @@ type fieldInfo struct {
 
 // schemaSet is an immutable view of all collections, swapped as a whole.
 type schemaSet struct {
-	byName map[string]*collInfo // lower-cased name
-	byID   map[string]*collInfo
-	list   []*collInfo // by name
+	byName map[string]*Coll // lower-cased name
+	byID   map[string]*Coll
+	list   []*Coll // by name
 }
 
 // Collection implements schema.Lookup.
@@ -57,7 +57,7 @@ func (s *schemaSet) Collection(nameOrID string) *schema.Collection {
 	return nil
 }
 
-func (s *schemaSet) lookup(nameOrID string) *collInfo {
+func (s *schemaSet) lookup(nameOrID string) *Coll {
 	if ci, ok := s.byID[nameOrID]; ok {
 		return ci
 	}
@@ -67,13 +67,13 @@ func (s *schemaSet) lookup(nameOrID string) *collInfo {
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // authSystemFields are the columns every auth collection has.
-func authSystemFields() []*fieldInfo {
-	mk := func(id, name, typ string, required, unique, private bool) *fieldInfo {
+func authSystemFields() []*FieldInfo {
+	mk := func(id, name, typ string, required, unique, private bool) *FieldInfo {
 		f := &schema.Field{ID: id, Name: name, Type: typ, Required: required, Unique: unique}
 		t, _ := schema.TypeOf(typ)
-		return &fieldInfo{Field: f, typ: t, col: quoteIdent(name), system: true, private: private}
+		return &FieldInfo{Field: f, typ: t, col: quoteIdent(name), system: true, private: private}
 	}
-	return []*fieldInfo{
+	return []*FieldInfo{
 		mk("sys_email", "email", schema.FieldEmail, true, true, false),
 		mk("sys_password", "password", schema.FieldPassword, false, false, true),
 		mk("sys_email_verified", "email_verified", schema.FieldBool, false, false, false),
@@ -93,8 +93,8 @@ func isAuthSystemName(name string) bool {
 }
 
 // newCollInfo precomputes the layout of c.
-func newCollInfo(c *schema.Collection, viewCols []string) (*collInfo, error) {
-	ci := &collInfo{Collection: c, table: quoteIdent(c.Name), hasCreated: true, hasUpdated: true}
+func newCollInfo(c *schema.Collection, viewCols []string) (*Coll, error) {
+	ci := &Coll{Collection: c, table: quoteIdent(c.Name), hasCreated: true, hasUpdated: true}
 	if c.Type == schema.TypeAuth {
 		ci.fields = append(ci.fields, authSystemFields()...)
 	}
@@ -103,7 +103,7 @@ func newCollInfo(c *schema.Collection, viewCols []string) (*collInfo, error) {
 		if !ok {
 			return nil, fmt.Errorf("collection %s: field %s has unknown type %q", c.Name, f.Name, f.Type)
 		}
-		ci.fields = append(ci.fields, &fieldInfo{Field: f, typ: t, col: quoteIdent(f.Name), private: f.Type == schema.FieldPassword})
+		ci.fields = append(ci.fields, &FieldInfo{Field: f, typ: t, col: quoteIdent(f.Name), private: f.Type == schema.FieldPassword})
 	}
 	created, updated := "created", "updated"
 	if c.Type == schema.TypeView {
@@ -147,13 +147,13 @@ func hasName(names []string, name string) bool {
 }
 
 // stored is the JSON kept in _svc_collections for ci.
-func (ci *collInfo) stored() string {
+func (ci *Coll) stored() string {
 	b, _ := json.Marshal(storedCollection{Collection: *ci.Collection, ViewColumns: ci.viewCols})
 	return string(b)
 }
 
 func (e *Engine) reloadSchema(ctx context.Context) error {
-	set := &schemaSet{byName: map[string]*collInfo{}, byID: map[string]*collInfo{}}
+	set := &schemaSet{byName: map[string]*Coll{}, byID: map[string]*Coll{}}
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
 		rows, err := r.Query(`SELECT version, data FROM _svc_collections ORDER BY name`)
 		if err != nil {
@@ -192,7 +192,7 @@ type storedCollection struct {
 	ViewColumns []string `json:"_view_columns,omitempty"`
 }
 
-func parseCollInfo(data string, version int64) (*collInfo, error) {
+func parseCollInfo(data string, version int64) (*Coll, error) {
 	var sc storedCollection
 	if err := json.Unmarshal([]byte(data), &sc); err != nil {
 		return nil, fmt.Errorf("decode collection: %w", err)
@@ -203,6 +203,6 @@ func parseCollInfo(data string, version int64) (*collInfo, error) {
 }
 
 // collection returns the current definition of name (or id), or nil.
-func (e *Engine) collection(nameOrID string) *collInfo {
+func (e *Engine) collection(nameOrID string) *Coll {
 	return e.schema.Load().lookup(nameOrID)
 }

@@ -44,7 +44,7 @@ func ftsIDTable(collID string) string {
 
 // isSearchableField reports whether f is in the full-text index: a
 // searchable text, email, url or editor field that is not encrypted.
-func isSearchableField(f *fieldInfo) bool {
+func isSearchableField(f *FieldInfo) bool {
 	if !f.Searchable || f.Encrypted || f.private {
 		return false
 	}
@@ -57,7 +57,7 @@ func isSearchableField(f *fieldInfo) bool {
 
 // searchFields lists the indexes (into ci.fields) of the searchable
 // fields, in schema order: column cN of the index is searchFields()[N].
-func (ci *collInfo) searchFields() []int {
+func (ci *Coll) searchFields() []int {
 	if ci.Type == schema.TypeView {
 		return nil
 	}
@@ -72,7 +72,7 @@ func (ci *collInfo) searchFields() []int {
 
 // searchKey identifies the shape of the index: the ids of the searchable
 // fields in order. The index is rebuilt when it changes.
-func (ci *collInfo) searchKey() string {
+func (ci *Coll) searchKey() string {
 	var b strings.Builder
 	for _, i := range ci.searchFields() {
 		b.WriteString(ci.fields[i].ID + ":" + ci.fields[i].Type)
@@ -82,7 +82,7 @@ func (ci *collInfo) searchKey() string {
 }
 
 // ftsCreate creates the empty index tables of ci.
-func ftsCreate(tx *fsm.Tx, ci *collInfo, n int) error {
+func ftsCreate(tx *fsm.Tx, ci *Coll, n int) error {
 	cols := make([]string, n)
 	for i := range cols {
 		cols[i] = fmt.Sprintf("c%d", i)
@@ -127,7 +127,7 @@ func ftsExists(tx *fsm.Tx, collID string) (bool, error) {
 // transaction (a later SAVEPOINT fails, writes report constraint errors).
 // So the records are read before any DDL, and callers run it after every
 // check that could fail the command.
-func ftsRebuild(tx *fsm.Tx, old, next *collInfo) error {
+func ftsRebuild(tx *fsm.Tx, old, next *Coll) error {
 	key := next.searchKey()
 	exists, err := ftsExists(tx, next.ID)
 	if err != nil {
@@ -198,7 +198,7 @@ func ftsRebuild(tx *fsm.Tx, old, next *collInfo) error {
 // ftsSync keeps the index of ci in step with one record change; row is the
 // record after the change (before it, for a delete). Called from
 // recordWritten inside the command's transaction.
-func ftsSync(tx *fsm.Tx, kind string, ci *collInfo, row []any) error {
+func ftsSync(tx *fsm.Tx, kind string, ci *Coll, row []any) error {
 	sf := ci.searchFields()
 	if len(sf) == 0 {
 		return nil
@@ -247,7 +247,7 @@ func ftsFlush(tx *fsm.Tx, collID string) error {
 const ftsSentinel = "z"
 
 // ftsTexts is the indexed text of each searchable field of row.
-func ftsTexts(ci *collInfo, sf []int, row []any) []any {
+func ftsTexts(ci *Coll, sf []int, row []any) []any {
 	texts := make([]any, len(sf))
 	for n, i := range sf {
 		texts[n] = ftsText(ci.fields[i], row[3+i])
@@ -256,7 +256,7 @@ func ftsTexts(ci *collInfo, sf []int, row []any) []any {
 }
 
 // ftsInsert indexes a record that has no index row yet.
-func ftsInsert(tx *fsm.Tx, ci *collInfo, id string, texts []any, flush bool) error {
+func ftsInsert(tx *fsm.Tx, ci *Coll, id string, texts []any, flush bool) error {
 	res, err := tx.Exec("INSERT INTO "+ftsIDTable(ci.ID)+" (id) VALUES (?)", id)
 	if err != nil {
 		return err
@@ -270,7 +270,7 @@ func ftsInsert(tx *fsm.Tx, ci *collInfo, id string, texts []any, flush bool) err
 
 // ftsInsertAt writes the index row rid with texts (column cN gets
 // texts[N]), and flushes it unless told otherwise.
-func ftsInsertAt(tx *fsm.Tx, ci *collInfo, rid int64, texts []any, flush bool) error {
+func ftsInsertAt(tx *fsm.Tx, ci *Coll, rid int64, texts []any, flush bool) error {
 	cols := make([]string, len(texts))
 	marks := make([]string, len(texts))
 	for n := range texts {
@@ -291,7 +291,7 @@ var htmlTag = regexp.MustCompile(`<[^>]*>`)
 
 // ftsText is the indexed text of one stored value: editor HTML loses its
 // tags (so markup is not matched), other values are indexed as stored.
-func ftsText(f *fieldInfo, v any) string {
+func ftsText(f *FieldInfo, v any) string {
 	var s string
 	switch x := v.(type) {
 	case string:

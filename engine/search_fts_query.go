@@ -69,7 +69,7 @@ type search struct {
 // matches every term. Hidden searchable fields are matched for admins
 // only. byCreated says the list is ordered by created (its index), which
 // decides the plan for searches with many matches.
-func searchCond(src *readSource, ci *collInfo, q string, byCreated bool) (*search, error) {
+func searchCond(src *readSource, ci *Coll, q string, byCreated bool) (*search, error) {
 	terms := SearchTerms(q)
 	sf := ci.searchFields()
 	if len(terms) == 0 || len(sf) == 0 {

@@ -27,7 +27,7 @@ type VectorInfo struct {
 
 // nearQuery is a validated vector search.
 type nearQuery struct {
-	field    *fieldInfo
+	field    *FieldInfo
 	vec      []float32
 	norm     float64 // of vec, computed once
 	limit    int
@@ -90,8 +90,8 @@ func isNumberText(s string) bool {
 }
 
 // vectorFieldsFor lists the vector fields of ci the caller may read.
-func (ci *collInfo) vectorFieldsFor(admin bool) []*fieldInfo {
-	var out []*fieldInfo
+func (ci *Coll) vectorFieldsFor(admin bool) []*FieldInfo {
+	var out []*FieldInfo
 	for _, f := range ci.fields {
 		if f.Type == schema.FieldVector && !f.private && (admin || !f.Hidden) {
 			out = append(out, f)
@@ -103,7 +103,7 @@ func (ci *collInfo) vectorFieldsFor(admin bool) []*fieldInfo {
 // parseNear validates the vector search parameters of q against ci. The
 // field is nearVectorField or, when that is empty, the collection's only
 // vector field (the caller can read); every mistake is a 422.
-func (ci *collInfo) parseNear(q *ListQuery, admin bool) (*nearQuery, error) {
+func (ci *Coll) parseNear(q *ListQuery, admin bool) (*nearQuery, error) {
 	nq := &nearQuery{limit: DefaultNearLimit}
 	fields := ci.vectorFieldsFor(admin)
 	if name := strings.TrimSpace(q.NearVectorField); name != "" {

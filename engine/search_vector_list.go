@@ -4,7 +4,7 @@ package engine
 // filter, search) are ranked by cosine similarity to nq's vector and the
 // best nq.limit (at or above the minimum score) returned in one page,
 // best first, each with "_score". sort, page and perPage do not apply.
-func (e *Engine) listNear(src *readSource, ci *collInfo, q ListQuery, nq *nearQuery, conds []string, args []any, deny bool) (*RecordList, error) {
+func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, nq *nearQuery, conds []string, args []any, deny bool) (*RecordList, error) {
 	out := &RecordList{Page: 1, PerPage: nq.limit, TotalItems: -1, TotalPages: -1, Vector: &VectorInfo{}}
 	var ranked []scored
 	if !deny {

@@ -123,7 +123,7 @@ func cosineVec(q []float32, qn float64, v []float32) (float64, bool) {
 // vectorScan ranks the rows of ci that satisfy conds (rules, filter,
 // search): at most maxCand rows with a value in the field are read, in
 // table order, and the nq.limit best at or above nq.minScore are kept.
-func vectorScan(src *readSource, ci *collInfo, conds []string, args []any, nq *nearQuery, maxCand int) ([]scored, VectorInfo, error) {
+func vectorScan(src *readSource, ci *Coll, conds []string, args []any, nq *nearQuery, maxCand int) ([]scored, VectorInfo, error) {
 	col := "_r." + nq.field.col
 	conds = append(append([]string(nil), conds...), col+" IS NOT NULL")
 	q := "SELECT _r.id, " + col + ", typeof(" + col + ") = 'text' FROM " + ci.table + " AS _r" + whereClause(conds) + " LIMIT ?"

@@ -10,54 +10,71 @@ import (
 	"svcd/fsm"
 )
 
-// settingDefaults are the documented runtime settings and their defaults
-// (SPEC.md's configuration table). Unknown keys may be stored too.
-var settingDefaults = map[string]string{
-	"app.url":                             "",
-	"docs.enabled":                        "1",
-	"cors.origins":                        "",
-	"cors.credentials":                    "0",
-	"cors.methods":                        "",
-	"cors.headers":                        "",
-	"cors.max_age":                        "600",
-	"security.trusted_proxies":            "",
-	"mail.transport":                      "smtp",
-	"mail.http.url":                       "",
-	"smtp.enabled":                        "0",
-	"smtp.port":                           "587",
-	"storage.driver":                      "local",
-	"s3.region":                           "auto",
-	"storage.redirect_downloads":          "0",
-	"vector.max_candidates":               "100000",
-	"realtime.retention_sec":              "30",
-	"execution.timeout_ms":                "5000",
-	"hooks.slow_ms":                       "1000",
-	"queues.visibility_timeout_sec":       "300",
-	"rate_limit.enabled":                  "1",
-	"metrics.enabled":                     "0",
-	"otel.service_name":                   "svc",
-	"update_check.enabled":                "1",
-	"password.min_length":                 "12",
-	"password.require_upper":              "0",
-	"password.require_lower":              "0",
-	"password.require_digit":              "0",
-	"password.require_symbol":             "0",
-	"password.hibp_check":                 "0",
-	"password.hibp_url":                   "https://api.pwnedpasswords.com/range/",
-	"auth.user.window_seconds":            "604800",
-	"auth.admin.window_seconds":           "604800",
-	"auth.file.window_seconds":            "3600",
-	"auth.refresh.window_seconds":         "604800",
-	"auth.lockout.max_attempts":           "0",
-	"auth.lockout.duration_seconds":       "900",
-	"auth.mfa.enabled":                    "1",
-	"auth.webauthn.enabled":               "1",
-	"auth.impersonation.enabled":          "1",
-	"auth.otp.enabled":                    "0",
-	"auth.anonymous.enabled":              "0",
-	"notifications.providers.fcm.enabled": "0",
-	"http.max_body_bytes":                 "16777216",
-	"http.anonymous_body_budget_bytes":    "67108864",
+// SettingDef is a documented runtime setting (SPEC.md's configuration
+// table): its default, and whether its value is a secret (sealed under the
+// encryption key, masked in listings). Keys nobody registered may be
+// stored too; a key is also secret when its name says so (secretSuffixes).
+type SettingDef struct {
+	Key     string
+	Default string
+	Secret  bool
+}
+
+// DefineSettings registers settings with their defaults.
+func (e *Engine) DefineSettings(defs ...SettingDef) {
+	for _, d := range defs {
+		e.reg.mustOpen("setting " + d.Key)
+		if e.reg.settings == nil {
+			e.reg.settings = map[string]SettingDef{}
+		}
+		if _, dup := e.reg.settings[d.Key]; dup {
+			panic("engine: setting " + d.Key + " defined twice")
+		}
+		e.reg.settings[d.Key] = d
+	}
+}
+
+// defaults maps setting keys to defaults, for DefineSettings.
+func defaults(kv ...string) []SettingDef {
+	out := make([]SettingDef, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, SettingDef{Key: kv[i], Default: kv[i+1]})
+	}
+	return out
+}
+
+// registerCoreSettings defines the settings the core and the HTTP layer
+// read, and those of features whose modules are not built yet (mail,
+// storage, jobs, notifications), so that they are listed and validated.
+func (e *Engine) registerCoreSettings() {
+	e.DefineSettings(defaults(
+		"app.url", "",
+		"docs.enabled", "1",
+		"cors.origins", "",
+		"cors.credentials", "0",
+		"cors.methods", "",
+		"cors.headers", "",
+		"cors.max_age", "600",
+		"security.trusted_proxies", "",
+		"mail.transport", "smtp",
+		"mail.http.url", "",
+		"smtp.enabled", "0",
+		"smtp.port", "587",
+		"storage.driver", "local",
+		"s3.region", "auto",
+		"storage.redirect_downloads", "0",
+		"realtime.retention_sec", "30",
+		"execution.timeout_ms", "5000",
+		"hooks.slow_ms", "1000",
+		"queues.visibility_timeout_sec", "300",
+		"rate_limit.enabled", "1",
+		"metrics.enabled", "0",
+		"otel.service_name", "svc",
+		"update_check.enabled", "1",
+		"notifications.providers.fcm.enabled", "0",
+		"http.max_body_bytes", "16777216",
+		"http.anonymous_body_budget_bytes", "67108864",
+	)...)
 }
 
 // secretSuffixes mark settings whose values are secrets (SPEC.md).
@@ -67,8 +84,12 @@ var secretSuffixes = []string{
 	".secret_access_key", ".access_key_id",
 }
 
-// IsSecretSetting reports whether key holds a secret.
-func IsSecretSetting(key string) bool {
+// IsSecretSetting reports whether key holds a secret: registered as one,
+// or named like one.
+func (e *Engine) IsSecretSetting(key string) bool {
+	if e.reg.settings[key].Secret {
+		return true
+	}
 	for _, s := range secretSuffixes {
 		if strings.HasSuffix(key, s) {
 			return true
@@ -85,7 +106,7 @@ func (e *Engine) Setting(key string) string {
 	if v, ok := (*e.settings.Load())[key]; ok {
 		return v
 	}
-	return settingDefaults[key]
+	return e.reg.settings[key].Default
 }
 
 // SettingBool reads a boolean setting ("1"/"true" are true).
@@ -97,16 +118,16 @@ func (e *Engine) SettingBool(key string) bool {
 // Settings returns every known and stored setting; secrets are masked
 // unless reveal.
 func (e *Engine) Settings(reveal bool) map[string]string {
-	out := make(map[string]string, len(settingDefaults))
-	for k, v := range settingDefaults {
-		out[k] = v
+	out := make(map[string]string, len(e.reg.settings))
+	for k, d := range e.reg.settings {
+		out[k] = d.Default
 	}
 	for k, v := range *e.settings.Load() {
 		out[k] = v
 	}
 	if !reveal {
 		for k, v := range out {
-			if v != "" && IsSecretSetting(k) {
+			if v != "" && e.IsSecretSetting(k) {
 				out[k] = SecretMask
 			}
 		}
@@ -152,7 +173,7 @@ func (e *Engine) PatchSettings(ctx context.Context, body []byte) (map[string]str
 		case nil:
 			cmd.Unset = append(cmd.Unset, k)
 		case string:
-			if v == SecretMask && IsSecretSetting(k) {
+			if v == SecretMask && e.IsSecretSetting(k) {
 				continue
 			}
 			if len(v) > maxSettingValue {
@@ -171,7 +192,7 @@ func (e *Engine) PatchSettings(ctx context.Context, body []byte) (map[string]str
 	if len(d) > 0 {
 		return nil, 0, ValidationError(d)
 	}
-	if msg := validateSettingValues(cmd.Set); len(msg) > 0 {
+	if msg := e.validateSettingValues(cmd.Set); len(msg) > 0 {
 		return nil, 0, ValidationError(msg)
 	}
 	for k, v := range cmd.Set {
@@ -189,10 +210,11 @@ func (e *Engine) PatchSettings(ctx context.Context, body []byte) (map[string]str
 }
 
 // validateSettingValues checks the values of settings whose form is known.
-func validateSettingValues(set map[string]string) map[string]string {
+func (e *Engine) validateSettingValues(set map[string]string) map[string]string {
 	d := map[string]string{}
 	for k, v := range set {
-		if def, known := settingDefaults[k]; known && isNumeric(def) && v != "" && !isNumeric(v) {
+		if sd, known := e.reg.settings[k]; known && isNumeric(sd.Default) && v != "" && !isNumeric(v) {
+			def := sd.Default
 			if def == "0" || def == "1" {
 				if lv := strings.ToLower(v); lv == "true" || lv == "false" {
 					continue

@@ -130,6 +130,10 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
+	if err := eng.Seal(); err != nil {
+		store.Close()
+		return nil, err
+	}
 	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex()})
 	store.Observe(hub.Observe)
 	node, err := cluster.Open(cluster.Config{
