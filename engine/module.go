@@ -24,10 +24,10 @@ type registries struct {
 	migrations []Migration
 	// schemaVersion is the largest migration version registered.
 	schemaVersion int64
-	settings   map[string]SettingDef
-	onRecord   []RecordHook
-	onColl     []CollectionHook
-	onEvents   []func([]fsm.Event)
+	settings      map[string]SettingDef
+	onRecord      []RecordHook
+	onColl        []CollectionHook
+	onEvents      []func([]fsm.Event)
 }
 
 func (r *registries) mustOpen(what string) {
