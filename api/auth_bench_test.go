@@ -57,7 +57,7 @@ func startProductionNode(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs := &http.Server{Handler: api.New(api.Options{Engine: st.Engine, Node: st.Node, Stats: st.Stats, Logger: slog.New(slog.DiscardHandler)})}
+	hs := &http.Server{Handler: api.New(st.APIOptions(slog.New(slog.DiscardHandler)))}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			b.Error(err)

@@ -48,8 +48,6 @@ type Engine interface {
 	CreateRecord(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.Record, uint64, error)
 	UpdateRecord(ctx context.Context, p engine.Principal, coll, id string, body []byte, ifMatch string) (*engine.Record, uint64, error)
 	DeleteRecord(ctx context.Context, p engine.Principal, coll, id, ifMatch string) (uint64, error)
-	RecordHistory(ctx context.Context, p engine.Principal, coll, id string, page, perPage int) (*engine.HistoryPage, error)
-	RestoreRecord(ctx context.Context, p engine.Principal, coll, id, at string) (*engine.Record, uint64, error)
 	Batch(ctx context.Context, p engine.Principal, ops []engine.BatchOp) (*engine.BatchResult, uint64, error)
 	ExportCSV(coll string) (*engine.CSVExport, error)
 	ImportCSV(ctx context.Context, p engine.Principal, coll string, body io.Reader) (*engine.CSVImportResult, uint64, error)

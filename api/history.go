@@ -1,11 +1,21 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+	"svcd/engine/history"
 )
+
+// History is what the history routes need (engine/history).
+type History interface {
+	RecordHistory(ctx context.Context, p engine.Principal, coll, id string, page, perPage int) (*history.Page, error)
+	RestoreRecord(ctx context.Context, p engine.Principal, coll, id, at string) (*engine.Record, uint64, error)
+}
 
 // Record history routes (next to the record routes):
 //
@@ -22,7 +32,7 @@ func (s *Server) recordHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	page, _ := strconv.Atoi(q.Get("page"))
 	perPage, _ := strconv.Atoi(q.Get("perPage"))
-	h, err := s.eng.RecordHistory(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), chi.URLParam(r, "id"), page, perPage)
+	h, err := s.history.RecordHistory(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), chi.URLParam(r, "id"), page, perPage)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -45,7 +55,7 @@ func (s *Server) recordHistory(w http.ResponseWriter, r *http.Request) {
 // restoreRecord applies the snapshot at or before ?at= as an update and
 // answers the record as updated.
 func (s *Server) restoreRecord(w http.ResponseWriter, r *http.Request) {
-	rec, idx, err := s.eng.RestoreRecord(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.URL.Query().Get("at"))
+	rec, idx, err := s.history.RestoreRecord(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.URL.Query().Get("at"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -17,9 +17,10 @@ import (
 
 // Options configure the HTTP server.
 type Options struct {
-	Engine Engine
-	Node   Node
-	Stats  StatsFunc
+	Engine  Engine
+	History History
+	Node    Node
+	Stats   StatsFunc
 	// SetupKey, when set, must be sent as X-Setup-Key to /admin/setup.
 	SetupKey string
 	// ClusterKey authenticates joins; Secrets returns what a joining node
@@ -49,6 +50,7 @@ type Options struct {
 // Server is the HTTP front of one node.
 type Server struct {
 	eng        Engine
+	history    History
 	node       Node
 	stats      StatsFunc
 	setupKey   string
@@ -92,7 +94,7 @@ func New(opts Options) *Server {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{
-		eng: opts.Engine, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
+		eng: opts.Engine, history: opts.History, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}

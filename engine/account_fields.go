@@ -67,7 +67,7 @@ func (e *Engine) verifyOldPassword(ctx context.Context, ci *Coll, id string, in 
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
 		err := r.QueryRow("SELECT password FROM "+ci.table+" WHERE id = ?", id).Scan(&hash)
 		if errors.Is(err, sql.ErrNoRows) {
-			return errNotFound
+			return ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -100,10 +100,10 @@ func (e *Engine) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env *r
 		return n > 0, err
 	}
 	if ok, err := holds(ci.ViewRule); err != nil || !ok {
-		return firstErr(err, errNotFound)
+		return firstErr(err, ErrNotFound)
 	}
 	if ok, err := holds(rule); err != nil || !ok {
-		return firstErr(err, errForbidden)
+		return firstErr(err, ErrForbidden)
 	}
 	return nil
 }

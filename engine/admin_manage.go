@@ -159,7 +159,7 @@ func (e *Engine) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if c.Email != nil {
 		if _, err := tx.Exec(`UPDATE _svc_admins SET email = ? WHERE id = ?`, *c.Email, c.ID); err != nil {
 			if isUniqueViolation(err) {
-				return nil, fieldError("email", "an admin with this email already exists")
+				return nil, FieldError("email", "an admin with this email already exists")
 			}
 			return nil, err
 		}

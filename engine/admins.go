@@ -132,12 +132,12 @@ func (e *Engine) LoginAdmin(ctx context.Context, email, plain string, client Cli
 	if a == nil {
 		password.Burn(plain, e.pwParams)
 		e.loginFailed(ctx, key)
-		return nil, errInvalidCreds
+		return nil, ErrInvalidCreds
 	}
 	ok, err := password.Verify(plain, a.hash)
 	if err != nil || !ok {
 		e.loginFailed(ctx, key)
-		return nil, errInvalidCreds
+		return nil, ErrInvalidCreds
 	}
 	e.loginSucceeded(ctx, key)
 	s, _, err := e.openAdminSession(ctx, a, 0, client)
@@ -179,7 +179,7 @@ func (e *Engine) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	_, err = tx.Exec(`INSERT INTO _svc_admins (id, email, password, role, created, updated) VALUES (?, ?, ?, ?, ?, ?)`,
 		c.ID, c.Email, c.Hash, c.Role, c.Created, c.Created)
 	if isUniqueViolation(err) {
-		return nil, fieldError("email", "an admin with this email already exists")
+		return nil, FieldError("email", "an admin with this email already exists")
 	}
 	if err != nil {
 		return nil, err

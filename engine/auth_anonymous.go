@@ -71,7 +71,7 @@ func (e *Engine) SignInAnonymous(ctx context.Context, name string) (*UserSession
 		res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: true, ID: NewID(), Now: now, Values: values,
 		})
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
@@ -150,7 +150,7 @@ func (e *Engine) Promote(ctx context.Context, p Principal, name string, body []b
 			cmd.Exp = p.Claims.ExpiresAt.Unix()
 		}
 		res, idx, err := e.propose(ctx, cmdPromote, cmd)
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {

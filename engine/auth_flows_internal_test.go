@@ -173,7 +173,7 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 
 	otp, _, _ = f.e.IssueOTP(f.ctx, "members", "ann@example.com")
 	f.clk.advance(otpTTL)
-	wantErr(t, "code at 10 minutes", auth(otp.Code), errInvalidCreds)
+	wantErr(t, "code at 10 minutes", auth(otp.Code), ErrInvalidCreds)
 
 	otp, _, _ = f.e.IssueOTP(f.ctx, "members", "ann@example.com")
 	wrong := "000000"
@@ -181,7 +181,7 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 		wrong = "000001"
 	}
 	for range otpMaxAttempts - 1 {
-		wantErr(t, "wrong code", auth(wrong), errInvalidCreds)
+		wantErr(t, "wrong code", auth(wrong), ErrInvalidCreds)
 	}
 	s, _, err := f.e.AuthWithOTP(f.ctx, "members", OTPAuth{Token: otp.Token})
 	f.ok(err)
@@ -195,7 +195,7 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 	f.clk.advance(codeBudgetWindow * time.Second)
 	otp, _, _ = f.e.IssueOTP(f.ctx, "members", "ann@example.com")
 	for range otpMaxAttempts {
-		wantErr(t, "wrong code", auth(wrong), errInvalidCreds)
+		wantErr(t, "wrong code", auth(wrong), ErrInvalidCreds)
 	}
 	var n int
 	f.ok(f.e.store.View(f.ctx, func(r *fsm.Reader) error {
@@ -204,7 +204,7 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d OTP rows after the fifth wrong code", n)
 	}
-	wantErr(t, "right code after the burn", auth(otp.Code), errInvalidCreds)
+	wantErr(t, "right code after the burn", auth(otp.Code), ErrInvalidCreds)
 
 	// Anonymous accounts and unknown addresses get no token.
 	if got, idx, err := f.e.IssueOTP(f.ctx, "members", "nobody@example.com"); got != nil || idx != 0 || err != nil {
@@ -250,13 +250,13 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 
 	// The confirm code's step is spent; the next step (within the window)
 	// is not; then it is.
-	wantErr(t, "the confirm code again", exchange(ticket(), oath(t, secret, t0), ""), errInvalidCreds)
+	wantErr(t, "the confirm code again", exchange(ticket(), oath(t, secret, t0), ""), ErrInvalidCreds)
 	next := oath(t, secret, t0.Add(30*time.Second))
 	f.ok(exchange(ticket(), next, ""))
-	wantErr(t, "the same step twice", exchange(ticket(), next, ""), errInvalidCreds)
+	wantErr(t, "the same step twice", exchange(ticket(), next, ""), ErrInvalidCreds)
 	// Two steps ahead is outside the window until the clock moves.
 	ahead := oath(t, secret, t0.Add(60*time.Second))
-	wantErr(t, "two steps ahead", exchange(ticket(), ahead, ""), errInvalidCreds)
+	wantErr(t, "two steps ahead", exchange(ticket(), ahead, ""), ErrInvalidCreds)
 	f.clk.advance(30 * time.Second)
 	f.ok(exchange(ticket(), ahead, ""))
 
@@ -271,7 +271,7 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 	// Burned after five wrong codes.
 	tk = ticket()
 	for range mfaMaxAttempts {
-		wantErr(t, "wrong code", exchange(tk, "", "ZZZZ-ZZZZ"), errInvalidCreds)
+		wantErr(t, "wrong code", exchange(tk, "", "ZZZZ-ZZZZ"), ErrInvalidCreds)
 	}
 	wantErr(t, "right code on a burned ticket", exchange(tk, "", codes[0]), errBadTicket)
 	st, err := f.e.RecoveryCodesStatus(f.ctx, f.principal(tok), "members")

@@ -117,7 +117,7 @@ func (e *Engine) mailRequest(name, email, feature, what string) (*Coll, string, 
 	}
 	addr, msg := normalizeEmail(email)
 	if msg != "" {
-		return nil, "", nil, fieldError("email", msg)
+		return nil, "", nil, FieldError("email", msg)
 	}
 	sender, err := e.mailer()
 	if err != nil {

@@ -107,7 +107,7 @@ func (e *Engine) LoginMFA(ctx context.Context, name, ticket, code, recovery stri
 	case "spent":
 		return nil, idx, errBadTicket
 	default:
-		return nil, idx, errInvalidCreds
+		return nil, idx, ErrInvalidCreds
 	}
 	row, err := e.userByID(ctx, ci, c.ID)
 	if err != nil || row == nil {

@@ -158,7 +158,7 @@ func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*Use
 		cmd.TokenHash = e.otpTokenHash(in.Token)
 	case code != "" && strings.TrimSpace(in.Email) != "":
 		if len(code) != 6 || strings.Trim(code, "0123456789") != "" {
-			return nil, 0, fieldError("code", "must be 6 digits")
+			return nil, 0, FieldError("code", "must be 6 digits")
 		}
 		// An unknown email still goes through the log (and fails there),
 		// so it costs what a wrong code costs.
@@ -181,7 +181,7 @@ func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*Use
 	}
 	out := outcomeOf(res)
 	if out.Status != "ok" || out.UserID == "" {
-		return nil, idx, errInvalidCreds
+		return nil, idx, ErrInvalidCreds
 	}
 	uid, mfa := out.UserID, out.MFA
 	// The session carries the record as it is after the command
@@ -191,7 +191,7 @@ func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*Use
 	}
 	row, err := e.userByID(ctx, ci, uid)
 	if err != nil || row == nil {
-		return nil, idx, firstErr(err, errInvalidCreds)
+		return nil, idx, firstErr(err, ErrInvalidCreds)
 	}
 	if mfa && e.authFeature(ci, "mfa") {
 		s, err := e.issueMFATicket(ci, uid)

@@ -83,7 +83,7 @@ func (e *Engine) ConfirmPasswordReset(ctx context.Context, name, tok, plain stri
 		return 0, errBadFlowToken
 	}
 	if msg := e.checkPasswordPolicy(plain); msg != "" {
-		return 0, fieldError("password", msg)
+		return 0, FieldError("password", msg)
 	}
 	hash, err := password.Hash(plain, e.pwParams)
 	if err != nil {

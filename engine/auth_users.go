@@ -115,11 +115,11 @@ func (e *Engine) LoginUser(ctx context.Context, name, email, plain, ip string) (
 	if hash == "" {
 		password.Burn(plain, e.pwParams)
 		e.loginFailed(ctx, key)
-		return nil, errInvalidCreds
+		return nil, ErrInvalidCreds
 	}
 	if ok, err := password.Verify(plain, hash); err != nil || !ok {
 		e.loginFailed(ctx, key)
-		return nil, errInvalidCreds
+		return nil, ErrInvalidCreds
 	}
 	e.loginSucceeded(ctx, key)
 	if t, err := e.mfaGate(ctx, ci, asString(row[0])); t != nil || err != nil {

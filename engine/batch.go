@@ -50,7 +50,7 @@ type BatchResult struct {
 // the request's array): the message names it, the kind, details and ETag
 // are the cause's.
 func BatchError(index int, err error) error {
-	if errors.Is(err, errSchemaMoved) {
+	if errors.Is(err, ErrSchemaMoved) {
 		return err // retried whole by the proposer
 	}
 	if de := AsError(err); de != nil {
@@ -66,7 +66,7 @@ func BatchError(index int, err error) error {
 // that only reads is served from this replica instead (index 0).
 func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, uint64, error) {
 	if len(ops) == 0 || len(ops) > MaxBatchOps {
-		return nil, 0, fieldError("requests", fmt.Sprintf("must hold 1 to %d entries", MaxBatchOps))
+		return nil, 0, FieldError("requests", fmt.Sprintf("must hold 1 to %d entries", MaxBatchOps))
 	}
 	if readOnly(ops) {
 		out, err := e.readBatch(ctx, p, ops)
@@ -94,7 +94,7 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 			cmd.Ops[i] = c
 		}
 		res, idx, err := e.propose(ctx, cmdBatch, cmd)
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
@@ -124,7 +124,7 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 			return batchOpCmd{}, err
 		}
 		if !admin && ci.CreateRule == nil {
-			return batchOpCmd{}, errAdminOnly
+			return batchOpCmd{}, ErrAdminOnly
 		}
 		id, values, verr := e.prepareCreate(ci, in, admin, now)
 		if verr != nil {
@@ -171,7 +171,7 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 	case BatchGet, BatchList:
 		ci := e.collection(op.Collection)
 		if ci == nil {
-			return batchOpCmd{}, errNotFound
+			return batchOpCmd{}, ErrNotFound
 		}
 		if !p.reaches(ci.Name) {
 			return batchOpCmd{}, ErrInsufficientScope

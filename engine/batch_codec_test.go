@@ -31,7 +31,7 @@ func TestBatchResultCodec(t *testing.T) {
 		t.Fatalf("decoded error %#v", err)
 	}
 	// A schema move is not wrapped: the proposer retries the whole batch.
-	if err := BatchError(3, errSchemaMoved); !errors.Is(err, errSchemaMoved) {
+	if err := BatchError(3, ErrSchemaMoved); !errors.Is(err, ErrSchemaMoved) {
 		t.Fatalf("schema moved wrapped as %v", err)
 	}
 }

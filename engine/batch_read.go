@@ -27,7 +27,7 @@ func (e *Engine) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*Ba
 		ci := e.collection(op.Collection)
 		switch {
 		case ci == nil:
-			return nil, BatchError(i, errNotFound)
+			return nil, BatchError(i, ErrNotFound)
 		case !p.reaches(ci.Name):
 			return nil, BatchError(i, ErrInsufficientScope)
 		}

@@ -16,13 +16,13 @@ func (e *Engine) loadCollForApply(tx *fsm.Tx, id string, version int64) (*Coll, 
 	var ver int64
 	err := tx.QueryRow(`SELECT version FROM _svc_collections WHERE id = ?`, id).Scan(&ver)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
 	if ver != version {
-		return nil, errSchemaMoved
+		return nil, ErrSchemaMoved
 	}
 	return e.applied.get(tx, id, ver)
 }
@@ -48,7 +48,7 @@ func checkRelationTargets(tx *fsm.Tx, c *schema.Collection) error {
 			return err
 		}
 		if n == 0 {
-			return fieldError(f.Name, "relation target collection does not exist")
+			return FieldError(f.Name, "relation target collection does not exist")
 		}
 	}
 	return nil
@@ -64,7 +64,7 @@ func (e *Engine) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		if err != nil {
 			return nil, err
 		}
-		return nil, fieldError("name", "a collection with this name already exists")
+		return nil, FieldError("name", "a collection with this name already exists")
 	}
 	if err := checkRelationTargets(tx, col); err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 			if err != nil {
 				return nil, err
 			}
-			return nil, fieldError("name", "a collection with this name already exists")
+			return nil, FieldError("name", "a collection with this name already exists")
 		}
 	}
 	if err := checkRelationTargets(tx, col); err != nil {

@@ -51,7 +51,7 @@ func createUniqueIndex(tx *fsm.Tx, ci *Coll, f *FieldInfo) error {
 		" (" + expr + ") WHERE " + f.col + " IS NOT NULL AND " + f.col + " NOT IN ('', '[]')")
 	if err != nil {
 		if isUniqueViolation(err) {
-			return fieldError(f.Name, "has duplicate values; it cannot be made unique")
+			return FieldError(f.Name, "has duplicate values; it cannot be made unique")
 		}
 		return fmt.Errorf("create unique index on %s.%s: %w", ci.Name, f.Name, err)
 	}
@@ -67,7 +67,7 @@ func dropUniqueIndex(tx *fsm.Tx, ci *Coll, f *FieldInfo) error {
 func createView(tx *fsm.Tx, c *schema.Collection) error {
 	q := strings.TrimSuffix(strings.TrimSpace(c.ViewQuery), ";")
 	if _, err := tx.ExecDirect("CREATE VIEW " + quoteIdent(c.Name) + " AS " + q); err != nil {
-		return fieldError("view_query", "invalid query: "+err.Error())
+		return FieldError("view_query", "invalid query: "+err.Error())
 	}
 	return nil
 }

@@ -202,5 +202,5 @@ func ddlError(field string, err error) error {
 	if _, ok := err.(*Error); ok {
 		return err
 	}
-	return fieldError(field, fmt.Sprintf("cannot migrate: %v", err))
+	return FieldError(field, fmt.Sprintf("cannot migrate: %v", err))
 }

@@ -24,7 +24,7 @@ func (e *Engine) Collections() []*schema.Collection {
 func (e *Engine) Collection(nameOrID string) (*schema.Collection, error) {
 	ci := e.collection(nameOrID)
 	if ci == nil {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	return ci.Collection, nil
 }
@@ -141,7 +141,7 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 	for attempt := 0; ; attempt++ {
 		old := e.collection(nameOrID)
 		if old == nil {
-			return nil, 0, errNotFound
+			return nil, 0, ErrNotFound
 		}
 		var patch map[string]json.RawMessage
 		if err := decodeStrict(body, &patch); err != nil {
@@ -185,7 +185,7 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 		_, idx, err := e.propose(ctx, cmdCollectionUpdate, collectionUpdateCmd{
 			ID: old.ID, Version: old.Version, Collection: c, ViewColumns: viewCols,
 		})
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
@@ -203,10 +203,10 @@ func (e *Engine) DeleteCollection(ctx context.Context, nameOrID string) (uint64,
 	for attempt := 0; ; attempt++ {
 		ci := e.collection(nameOrID)
 		if ci == nil {
-			return 0, errNotFound
+			return 0, ErrNotFound
 		}
 		_, idx, err := e.propose(ctx, cmdCollectionDelete, collectionDeleteCmd{ID: ci.ID, Version: ci.Version})
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		return idx, err

@@ -67,10 +67,8 @@ const (
 func (e *Engine) register() {
 	e.registerCoreMigrations()
 	e.registerAuthMigrations()
-	e.registerHistoryMigrations()
 	e.registerCoreSettings()
 	e.registerAccountHooks()
-	e.registerHistoryHooks()
 	e.registerSearchHooks()
 	e.registerAuthSettings()
 	e.DefineSettings(SettingDef{Key: "vector.max_candidates", Default: "100000"})

@@ -30,7 +30,7 @@ var errCSVNotBase = &Error{Kind: KindValidation, Message: "CSV import and export
 func (e *Engine) csvCollection(name string) (*Coll, error) {
 	ci := e.collection(name)
 	if ci == nil {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	if ci.Type != schema.TypeBase {
 		return nil, errCSVNotBase

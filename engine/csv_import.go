@@ -54,7 +54,7 @@ type csvImporter struct {
 // says how far it got. index is the log index of the last chunk.
 func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body io.Reader) (res *CSVImportResult, index uint64, err error) {
 	if !p.IsAdmin() {
-		return nil, 0, errAdminOnly
+		return nil, 0, ErrAdminOnly
 	}
 	ci, err := e.csvCollection(name)
 	if err != nil {
@@ -63,10 +63,10 @@ func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body i
 	rd := csv.NewReader(body)
 	header, err := rd.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, 0, fieldError("body", "must start with a header row naming the columns")
+		return nil, 0, FieldError("body", "must start with a header row naming the columns")
 	}
 	if err != nil {
-		return nil, 0, fieldError("body", "the header row is not valid CSV: "+csvParseMessage(err))
+		return nil, 0, FieldError("body", "the header row is not valid CSV: "+csvParseMessage(err))
 	}
 	for i := range header {
 		header[i] = csvHeaderCell(header[i])
@@ -117,7 +117,7 @@ func csvCheckHeader(ci *Coll, header []string) error {
 			continue
 		}
 		if seen[ci.fields[f].Name] {
-			return fieldError("body", fmt.Sprintf("the header names column %q twice", ci.fields[f].Name))
+			return FieldError("body", fmt.Sprintf("the header names column %q twice", ci.fields[f].Name))
 		}
 		seen[ci.fields[f].Name] = true
 	}
@@ -200,7 +200,7 @@ func (im *csvImporter) flush(ctx context.Context) error {
 		created := 0
 		if len(cmd.Rows) > 0 {
 			res, idx, err := e.propose(ctx, cmdCSVImport, cmd)
-			if errors.Is(err, errSchemaMoved) && attempt < 3 {
+			if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 				continue
 			}
 			if err != nil {

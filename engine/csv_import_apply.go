@@ -56,7 +56,7 @@ func (e *Engine) applyCSVImport(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		// Only a domain error is the row's own; anything else (storage,
 		// a command this node cannot apply) fails the whole chunk.
 		de := AsError(err)
-		if de == nil || errors.Is(err, errSchemaMoved) {
+		if de == nil || errors.Is(err, ErrSchemaMoved) {
 			return nil, err
 		}
 		out.Failed = append(out.Failed, CSVRowError{Row: r.Row, Details: csvErrorDetails(de)})

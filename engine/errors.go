@@ -63,17 +63,19 @@ func ValidationError(details map[string]string) *Error {
 	return &Error{Kind: KindValidation, Message: "Validation failed", Details: d}
 }
 
-func fieldError(field, msg string) *Error {
+// FieldError is a 422 for one field.
+func FieldError(field, msg string) *Error {
 	return ValidationError(map[string]string{field: msg})
 }
 
+// Errors the core and its modules answer with.
 var (
-	errNotFound     = &Error{Kind: KindNotFound, Message: "The requested resource wasn't found"}
-	errForbidden    = &Error{Kind: KindForbidden, Message: "You are not allowed to perform this request"}
-	errAdminOnly    = &Error{Kind: KindForbidden, Message: "Only admins can perform this action"}
+	ErrNotFound     = &Error{Kind: KindNotFound, Message: "The requested resource wasn't found"}
+	ErrForbidden    = &Error{Kind: KindForbidden, Message: "You are not allowed to perform this request"}
+	ErrAdminOnly    = &Error{Kind: KindForbidden, Message: "Only admins can perform this action"}
 	errViewWrite    = &Error{Kind: KindMethodNotAllowed, Message: "View collections are read-only"}
-	errInvalidCreds = &Error{Kind: KindUnauthorized, Message: "Invalid credentials"}
-	errSchemaMoved  = &Error{Kind: KindConflict, Message: "The collection changed while the request was in flight; retry"}
+	ErrInvalidCreds = &Error{Kind: KindUnauthorized, Message: "Invalid credentials"}
+	ErrSchemaMoved  = &Error{Kind: KindConflict, Message: "The collection changed while the request was in flight; retry"}
 	errAdminExists  = &Error{Kind: KindConflict, Message: "An admin already exists"}
 )
 

@@ -15,7 +15,7 @@ type RecordWrite struct {
 	Kind string // EvRecordCreate, EvRecordUpdate or EvRecordDelete
 	Coll *Coll
 	// Row is the record as stored after the change (before it, for a
-	// delete): id, created, updated, then Coll.Fields().
+	// delete): id, created, updated, then Coll.RowFields().
 	Row []any
 	At  int64  // the command's time (unix seconds)
 	By  *Actor // who made it; nil: the system

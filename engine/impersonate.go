@@ -12,7 +12,7 @@ import "context"
 // Impersonate signs admin in as user id of collection name.
 func (e *Engine) Impersonate(ctx context.Context, admin Principal, name, id string) (*UserSession, error) {
 	if !admin.IsAdmin() {
-		return nil, errAdminOnly
+		return nil, ErrAdminOnly
 	}
 	if !e.SettingBool("auth.impersonation.enabled") {
 		return nil, errFeatureOff("Impersonation")

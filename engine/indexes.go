@@ -39,7 +39,7 @@ var managedIndexName = regexp.MustCompile(`^(idx|uniq)_[A-Za-z0-9_]{1,120}$`)
 func (e *Engine) Indexes(ctx context.Context, name string) ([]Index, error) {
 	ci := e.collection(name)
 	if ci == nil {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	out := []Index{}
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
@@ -69,15 +69,15 @@ func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique boo
 	for attempt := 0; ; attempt++ {
 		ci := e.collection(name)
 		if ci == nil {
-			return nil, 0, errNotFound
+			return nil, 0, ErrNotFound
 		}
 		if ci.Type == schema.TypeView {
-			return nil, 0, fieldError("collection", "view collections cannot be indexed")
+			return nil, 0, FieldError("collection", "view collections cannot be indexed")
 		}
 		if field != "id" && field != "created" && field != "updated" {
 			f := ci.fieldByName(field)
 			if f == nil || f.private || f.Type == schema.FieldVector {
-				return nil, 0, fieldError("field", "unknown or unindexable field")
+				return nil, 0, FieldError("field", "unknown or unindexable field")
 			}
 		}
 		prefix := "idx_"
@@ -86,10 +86,10 @@ func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique boo
 		}
 		ixName := prefix + ci.Name + "_" + field
 		if !managedIndexName.MatchString(ixName) {
-			return nil, 0, fieldError("field", "index name would be too long")
+			return nil, 0, FieldError("field", "index name would be too long")
 		}
 		_, idx, err := e.propose(ctx, cmdIndexCreate, indexCreateCmd{Coll: ci.ID, Ver: ci.Version, Field: field, Name: ixName, Unique: unique})
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
@@ -103,7 +103,7 @@ func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique boo
 func (e *Engine) DeleteIndex(ctx context.Context, name, ixName string) (uint64, error) {
 	ci := e.collection(name)
 	if ci == nil {
-		return 0, errNotFound
+		return 0, ErrNotFound
 	}
 	if !managedIndexName.MatchString(ixName) {
 		return 0, Errorf(KindNotFound, "Only indexes named idx_... or uniq_... are managed")
@@ -128,7 +128,7 @@ func (e *Engine) applyIndexCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	_, err = tx.ExecDirect("CREATE " + kind + quoteIdent(c.Name) + " ON " + ci.table + " (" + quoteIdent(c.Field) + ")")
 	switch {
 	case isUniqueViolation(err):
-		return nil, fieldError("field", "has duplicate values")
+		return nil, FieldError("field", "has duplicate values")
 	case err != nil && strings.Contains(err.Error(), "already exists"):
 		return nil, &Error{Kind: KindConflict, Message: "The index already exists"}
 	}
@@ -149,7 +149,7 @@ func (e *Engine) applyIndexDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	_, err = tx.ExecDirect("DROP INDEX " + quoteIdent(c.Name))
 	return nil, err

@@ -24,15 +24,15 @@ func TestLockoutClock(t *testing.T) {
 		return de != nil && de.Kind == KindTooManyRequests
 	}
 	// One failure, then a success: the count starts again.
-	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, errInvalidCreds) {
+	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, ErrInvalidCreds) {
 		t.Fatalf("first failure: %v", err)
 	}
 	f.ok(login("a-long-password-1", "10.0.0.1"))
-	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, errInvalidCreds) {
+	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, ErrInvalidCreds) {
 		t.Fatalf("failure after a success: %v", err)
 	}
 	// Second consecutive failure locks.
-	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, errInvalidCreds) {
+	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, ErrInvalidCreds) {
 		t.Fatalf("locking failure: %v", err)
 	}
 	if err := login("a-long-password-1", "10.0.0.1"); !locked(err) || AsError(err).RetryAfter < 59 {

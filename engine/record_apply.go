@@ -138,7 +138,7 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 		return nil, errViewWrite
 	}
 	if !c.Admin && ci.CreateRule == nil {
-		return nil, errAdminOnly
+		return nil, ErrAdminOnly
 	}
 	if len(c.Values) != len(ci.fields) {
 		return nil, fmt.Errorf("%w: %d values for %d fields", fsm.ErrHalt, len(c.Values), len(ci.fields))
@@ -165,7 +165,7 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, errForbidden
+		return nil, ErrForbidden
 	}
 	if err := e.recordWritten(tx, EvRecordCreate, ci, row, c.Now, c.Actor); err != nil {
 		return nil, err
@@ -184,13 +184,13 @@ func uniqueError(ci *Coll, err error) error {
 	}
 	for _, f := range ci.fields {
 		if strings.EqualFold(f.Name, col) {
-			return fieldError(f.Name, "must be unique")
+			return FieldError(f.Name, "must be unique")
 		}
 	}
 	if col == "id" {
-		return fieldError("id", "a record with this id already exists")
+		return FieldError("id", "a record with this id already exists")
 	}
-	return fieldError(col, "must be unique")
+	return FieldError(col, "must be unique")
 }
 
 // checkRelations verifies that every referenced record exists now; value
@@ -217,7 +217,7 @@ func (e *Engine) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) err
 		var target string
 		err := tx.QueryRow(`SELECT name FROM _svc_collections WHERE id = ?`, f.Collection).Scan(&target)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fieldError(f.Name, "relation target collection does not exist")
+			return FieldError(f.Name, "relation target collection does not exist")
 		}
 		if err != nil {
 			return err
@@ -234,7 +234,7 @@ func (e *Engine) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) err
 			return err
 		}
 		if n != len(ids) {
-			return fieldError(f.Name, "references a record that does not exist")
+			return FieldError(f.Name, "references a record that does not exist")
 		}
 	}
 	return nil
@@ -245,7 +245,7 @@ func (e *Engine) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) err
 func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, rule *string, ifMatch string, env *ruleEnv) ([]any, error) {
 	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -279,13 +279,13 @@ func (e *Engine) writeRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, 
 		if err != nil {
 			return err
 		}
-		return errNotFound
+		return ErrNotFound
 	}
 	if ok, err := e.ruleHolds(tx, ci, rule, false, env, id); err != nil || !ok {
 		if err != nil {
 			return err
 		}
-		return errForbidden
+		return ErrForbidden
 	}
 	return nil
 }
@@ -297,9 +297,9 @@ func preWriteError(ci *Coll, rule *string, admin bool) error {
 	case admin:
 		return nil
 	case rule == nil:
-		return errAdminOnly
+		return ErrAdminOnly
 	case ci.ViewRule == nil:
-		return errNotFound
+		return ErrNotFound
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func readCond(src *readSource, ci *Coll, filterText string) (conds []string, arg
 	}
 	if !src.bypass(ci) {
 		if ci.ViewRule == nil {
-			return nil, nil, false, errAdminOnly
+			return nil, nil, false, ErrAdminOnly
 		}
 		cond, all, none := ruleSQL(ci, ci.ViewRule, false, src.res, src.env(true), nil)
 		switch {
@@ -67,7 +67,7 @@ func whereClause(conds []string) string {
 func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields, expand string) (*Record, error) {
 	ci := e.collection(name)
 	if ci == nil {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	var rec *Record
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
@@ -85,13 +85,13 @@ func (e *Engine) getRecordIn(src *readSource, ci *Coll, id, fields, expand strin
 		return nil, err
 	}
 	if deny {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	conds = append(conds, "_r.id = ?")
 	args = append(args, id)
 	row, err := ci.scanRow(src.queryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" AS _r"+whereClause(conds), args...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (e *Engine) getRecordIn(src *readSource, ci *Coll, id, fields, expand strin
 func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q ListQuery) (*RecordList, error) {
 	ci := e.collection(name)
 	if ci == nil {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	var out *RecordList
 	q.maxCandidates = e.maxCandidates()

@@ -11,7 +11,7 @@ import (
 func (e *Engine) writable(name string) (*Coll, error) {
 	ci := e.collection(name)
 	if ci == nil {
-		return nil, errNotFound
+		return nil, ErrNotFound
 	}
 	if ci.Type == schema.TypeView {
 		return nil, errViewWrite
@@ -68,7 +68,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 			return nil, 0, err
 		}
 		if !admin && ci.CreateRule == nil {
-			return nil, 0, errAdminOnly
+			return nil, 0, ErrAdminOnly
 		}
 		now := e.now().Unix()
 		id, values, verr := e.prepareCreate(ci, in, admin, now)
@@ -79,7 +79,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
 		})
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
@@ -124,7 +124,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
 			Account: true, PasswordWas: was,
 		})
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
@@ -153,7 +153,7 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, IfMatch: ifMatch, Now: now,
 			Env: e.envFor(p, ci, nil, now), Actor: actorOf(p),
 		})
-		if errors.Is(err, errSchemaMoved) && attempt < 3 {
+		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		return idx, err

@@ -35,7 +35,7 @@ type nearQuery struct {
 	hasMin   bool
 }
 
-var errNearVector = fieldError("nearVector", "must be a JSON array or a comma-separated list of numbers")
+var errNearVector = FieldError("nearVector", "must be a JSON array or a comma-separated list of numbers")
 
 // ParseNearVector reads a nearVector parameter: a JSON array of numbers
 // ("[0.1, 2]") or a comma list ("0.1,2"). Every element must be a finite
@@ -113,47 +113,47 @@ func (ci *Coll) parseNear(q *ListQuery, admin bool) (*nearQuery, error) {
 			}
 		}
 		if nq.field == nil {
-			return nil, fieldError("nearVectorField", "is not a vector field of this collection")
+			return nil, FieldError("nearVectorField", "is not a vector field of this collection")
 		}
 	} else {
 		switch len(fields) {
 		case 1:
 			nq.field = fields[0]
 		case 0:
-			return nil, fieldError("nearVectorField", "the collection has no vector field")
+			return nil, FieldError("nearVectorField", "the collection has no vector field")
 		default:
-			return nil, fieldError("nearVectorField", "is required: the collection has several vector fields")
+			return nil, FieldError("nearVectorField", "is required: the collection has several vector fields")
 		}
 	}
 	if q.CursorMode {
-		return nil, fieldError("cursor", "cannot be combined with nearVector")
+		return nil, FieldError("cursor", "cannot be combined with nearVector")
 	}
 	vec, err := ParseNearVector(q.NearVector)
 	if err != nil {
 		return nil, err
 	}
 	if nq.field.Dimensions > 0 && len(vec) != nq.field.Dimensions {
-		return nil, fieldError("nearVector", "must have "+strconv.Itoa(nq.field.Dimensions)+" numbers (the field's dimensions)")
+		return nil, FieldError("nearVector", "must have "+strconv.Itoa(nq.field.Dimensions)+" numbers (the field's dimensions)")
 	}
 	var sum float64
 	for _, v := range vec {
 		sum += float64(v) * float64(v)
 	}
 	if sum == 0 {
-		return nil, fieldError("nearVector", "must not be the zero vector (cosine similarity is undefined)")
+		return nil, FieldError("nearVector", "must not be the zero vector (cosine similarity is undefined)")
 	}
 	nq.vec, nq.norm = vec, math.Sqrt(sum)
 	if s := strings.TrimSpace(q.NearLimit); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxNearLimit {
-			return nil, fieldError("nearLimit", "must be an integer from 1 to 1000")
+			return nil, FieldError("nearLimit", "must be an integer from 1 to 1000")
 		}
 		nq.limit = n
 	}
 	if s := strings.TrimSpace(q.NearMinScore); s != "" {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || !isNumberText(s) || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fieldError("nearMinScore", "must be a number")
+			return nil, FieldError("nearMinScore", "must be a number")
 		}
 		nq.minScore, nq.hasMin = f, true
 	}

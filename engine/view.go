@@ -18,21 +18,21 @@ func (e *Engine) inferView(ctx context.Context, query string) ([]*schema.Field, 
 	deny := func(table, column string) bool { return privateColumn(set, table, column) }
 	probed, err := e.store.ProbeSelect(ctx, q, deny)
 	if err != nil {
-		return nil, nil, fieldError("view_query", "invalid query: "+err.Error())
+		return nil, nil, FieldError("view_query", "invalid query: "+err.Error())
 	}
 	cols := make([]string, len(probed))
 	for i, c := range probed {
 		cols[i] = c.Name
 	}
 	if !hasName(cols, "id") {
-		return nil, nil, fieldError("view_query", "must return an id column")
+		return nil, nil, FieldError("view_query", "must return an id column")
 	}
 	seen := map[string]bool{}
 	fields := []*schema.Field{}
 	for _, c := range probed {
 		l := strings.ToLower(c.Name)
 		if seen[l] {
-			return nil, nil, fieldError("view_query", fmt.Sprintf("column %q appears twice; give it an alias", c.Name))
+			return nil, nil, FieldError("view_query", fmt.Sprintf("column %q appears twice; give it an alias", c.Name))
 		}
 		seen[l] = true
 		if l == "id" || l == "created" || l == "updated" {
@@ -40,7 +40,7 @@ func (e *Engine) inferView(ctx context.Context, query string) ([]*schema.Field, 
 		}
 		f := &schema.Field{ID: "fld_view_" + l, Name: c.Name, Type: viewFieldType(strings.ToUpper(c.DeclType))}
 		if msg := schema.ValidateField(f, nil); msg != "" {
-			return nil, nil, fieldError("view_query", fmt.Sprintf("column %q: %s (use an alias)", c.Name, msg))
+			return nil, nil, FieldError("view_query", fmt.Sprintf("column %q: %s (use an alias)", c.Name, msg))
 		}
 		fields = append(fields, f)
 	}

@@ -98,15 +98,12 @@ func Start(t testing.TB, opts Options) *Server {
 		st.Close()
 		t.Fatalf("apitest: node not ready: %v", err)
 	}
-	var eng api.Engine = st.Engine
+	o := st.APIOptions(logger)
 	if opts.WrapEngine != nil {
-		eng = opts.WrapEngine(eng)
+		o.Engine = opts.WrapEngine(o.Engine)
 	}
-	handler := api.New(api.Options{
-		Engine: eng, Node: st.Node, Stats: st.Stats, SetupKey: opts.SetupKey, Logger: logger,
-		Fingerprints: st.Fingerprints, Realtime: st.Realtime, Digest: st.Digest,
-		ClusterKey: opts.ClusterKey, Secrets: st.Secrets, BodyMinRate: opts.BodyMinRate, BodyGrace: opts.BodyGrace,
-	})
+	o.SetupKey, o.ClusterKey, o.BodyMinRate, o.BodyGrace = opts.SetupKey, opts.ClusterKey, opts.BodyMinRate, opts.BodyGrace
+	handler := api.New(o)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		st.Close()

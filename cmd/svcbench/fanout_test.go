@@ -41,7 +41,7 @@ func realtimeHandler(t *testing.T) http.Handler {
 	if err := st.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return api.New(api.Options{Engine: st.Engine, Node: st.Node, Stats: st.Stats, Logger: log, Realtime: st.Realtime})
+	return api.New(st.APIOptions(log))
 }
 
 func fanoutConfig(url, scenario, transport string) config {

@@ -34,7 +34,7 @@ func realNode(t *testing.T) http.Handler {
 	if err := st.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return api.New(api.Options{Engine: st.Engine, Node: st.Node, Stats: st.Stats, Secrets: st.Secrets, Digest: st.Digest, Logger: log})
+	return api.New(st.APIOptions(log))
 }
 
 // serveNode serves h on a loopback port; hits counts the requests that

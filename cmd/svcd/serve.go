@@ -60,12 +60,11 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Options{
-		Engine: st.Engine, Node: st.Node, Stats: st.Stats, SetupKey: cfg.setupKey, Logger: log,
-		ClusterKey: cfg.clusterKey, Secrets: st.Secrets, Region: cfg.region, Digest: st.Digest,
-		RateLimit: cfg.rateLimit, TrustedProxies: cfg.proxies, Fingerprints: st.Fingerprints,
-		Realtime: st.Realtime, BodyMinRate: cfg.bodyMinRate, BodyGrace: cfg.bodyGrace,
-	})
+	opts := st.APIOptions(log)
+	opts.SetupKey, opts.ClusterKey, opts.Region = cfg.setupKey, cfg.clusterKey, cfg.region
+	opts.RateLimit, opts.TrustedProxies = cfg.rateLimit, cfg.proxies
+	opts.BodyMinRate, opts.BodyGrace = cfg.bodyMinRate, cfg.bodyGrace
+	srv := api.New(opts)
 	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {
 		st.Close()

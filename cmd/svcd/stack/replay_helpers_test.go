@@ -198,12 +198,12 @@ func replOpenStore(t *testing.T, path string) *replStore {
 	if err != nil {
 		t.Fatalf("token.NewSigner: %v", err)
 	}
-	eng, err := engine.New(engine.Options{Store: s, Signer: signer, Logger: replLogger(), PasswordParams: replPasswordParams})
+	dom, err := stack.NewDomain(engine.Options{Store: s, Signer: signer, Logger: replLogger(), PasswordParams: replPasswordParams})
 	if err != nil {
 		s.Close()
-		t.Fatalf("engine.New: %v", err)
+		t.Fatalf("stack.NewDomain: %v", err)
 	}
-	return &replStore{Store: s, Engine: eng, fatal: fatal}
+	return &replStore{Store: s, Engine: dom.Engine, fatal: fatal}
 }
 
 func (s *replStore) checkFatal(t *testing.T, what string) {

@@ -61,9 +61,10 @@ type Config struct {
 
 // Stack is one node's state machine, domain and consensus, wired together.
 type Stack struct {
-	Store  *fsm.Store
-	Engine *engine.Engine
-	Node   *cluster.Node
+	Store *fsm.Store
+	// Domain is the engine's core and its modules (domain.go).
+	*Domain
+	Node *cluster.Node
 	// Realtime fans the committed record events out to this node's
 	// WebSocket and SSE clients.
 	Realtime *realtime.Hub
@@ -125,15 +126,12 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// engine exists.
 	var eng *engine.Engine
 	guard := egress.New(func(k string) string { return eng.Setting(k) })
-	eng, err = engine.New(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard, Keyring: ring})
+	dom, err := NewDomain(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard, Keyring: ring})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	if err := eng.Seal(); err != nil {
-		store.Close()
-		return nil, err
-	}
+	eng = dom.Engine
 	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex()})
 	store.Observe(hub.Observe)
 	node, err := cluster.Open(cluster.Config{
@@ -166,7 +164,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// other nodes through memberlist.
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Store: store, Engine: eng, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring}
+	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring}
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
 	go func() { loop.Run(ctx); close(s.done) }()
 	return s, nil

@@ -1,4 +1,4 @@
-package engine
+package history
 
 import (
 	"context"
@@ -6,24 +6,24 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"svcd/engine"
 
 	"svcd/engine/schema"
-	"svcd/fsm"
 )
 
-// HistoryMaxPerPage is the largest page of history entries.
-const HistoryMaxPerPage = 200
+// MaxPerPage is the largest page of history entries.
+const MaxPerPage = 200
 
 var (
-	errHistoryOff    = Errorf(KindNotFound, "History is not enabled for this collection")
-	errNoHistoryAt   = Errorf(KindNotFound, "The record has no history at or before that time")
-	errRestoreAtMiss = &Error{Kind: KindValidation, Message: "Validation failed", Details: map[string]any{"at": "required: unix seconds"}}
-	errRestoreGone   = Errorf(KindConflict, "The record is deleted; restore applies to an existing record")
+	errHistoryOff    = engine.Errorf(engine.KindNotFound, "History is not enabled for this collection")
+	errNoHistoryAt   = engine.Errorf(engine.KindNotFound, "The record has no history at or before that time")
+	errRestoreAtMiss = engine.FieldError("at", "required: unix seconds")
+	errRestoreGone   = engine.Errorf(engine.KindConflict, "The record is deleted; restore applies to an existing record")
 )
 
-// HistoryPage is one page of a record's history, newest first; Data is
-// the JSON array of entries.
-type HistoryPage struct {
+// Page is one page of a record's history, newest first; Data is the JSON
+// array of entries.
+type Page struct {
 	Data       []byte
 	Page       int
 	PerPage    int
@@ -36,34 +36,34 @@ type HistoryPage struct {
 // the record gets what a GET would answer; the history of a deleted record
 // is for admins. Snapshots are rendered as the caller may read records
 // (hidden fields for admins only) against the collection's current fields.
-func (e *Engine) RecordHistory(ctx context.Context, p Principal, name, id string, page, perPage int) (*HistoryPage, error) {
-	ci := e.collection(name)
+func (h *History) RecordHistory(ctx context.Context, p engine.Principal, name, id string, page, perPage int) (*Page, error) {
+	ci := h.core.Coll(name)
 	if ci == nil {
-		return nil, errNotFound
+		return nil, engine.ErrNotFound
 	}
 	if !ci.HistoryEnabled || ci.Type == schema.TypeView {
 		return nil, errHistoryOff
 	}
 	page = max(page, 1)
 	if perPage < 1 {
-		perPage = DefaultPerPage
+		perPage = engine.DefaultPerPage
 	}
-	perPage = min(perPage, HistoryMaxPerPage)
-	out := &HistoryPage{Page: page, PerPage: perPage}
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
-		src := e.replicaSource(r, p)
-		if !src.bypass(ci) {
-			if _, err := e.getRecordIn(src, ci, id, "id", ""); err != nil {
+	perPage = min(perPage, MaxPerPage)
+	out := &Page{Page: page, PerPage: perPage}
+	err := h.core.ReadAs(ctx, p, func(rd *engine.Reading) error {
+		r := rd.SQL()
+		if !rd.Bypass(ci) {
+			if _, err := rd.Record(ci, id, "id", ""); err != nil {
 				return err
 			}
 		}
 		if err := r.QueryRow(`SELECT count(*) FROM _svc_history WHERE collection_id = ? AND record_id = ?`, ci.ID, id).Scan(&out.TotalItems); err != nil {
 			return err
 		}
-		if out.TotalItems == 0 && src.bypass(ci) {
+		if out.TotalItems == 0 && rd.Bypass(ci) {
 			// No history: the record exists (created before history was
 			// turned on) or is unknown.
-			if _, err := e.getRecordIn(src, ci, id, "id", ""); err != nil {
+			if _, err := rd.Record(ci, id, "id", ""); err != nil {
 				return err
 			}
 		}
@@ -89,7 +89,7 @@ func (e *Engine) RecordHistory(ctx context.Context, p Principal, name, id string
 			if n > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendHistoryEntry(buf, ci, hid, id, op, at, row, actorID, actorType, src.bypass(ci))
+			buf = appendHistoryEntry(buf, ci, hid, id, op, at, row, actorID, actorType, rd.Bypass(ci))
 		}
 		if err := rows.Err(); err != nil {
 			return err
@@ -103,7 +103,7 @@ func (e *Engine) RecordHistory(ctx context.Context, p Principal, name, id string
 	return out, nil
 }
 
-func appendHistoryEntry(buf []byte, ci *Coll, hid int64, recordID, op string, at int64, row []any, actorID, actorType string, admin bool) []byte {
+func appendHistoryEntry(buf []byte, ci *engine.Coll, hid int64, recordID, op string, at int64, row []any, actorID, actorType string, admin bool) []byte {
 	buf = append(buf, `{"id":`...)
 	buf = strconv.AppendInt(buf, hid, 10)
 	buf = append(buf, `,"collection":`...)
@@ -115,7 +115,7 @@ func appendHistoryEntry(buf []byte, ci *Coll, hid int64, recordID, op string, at
 	buf = append(buf, `,"at":`...)
 	buf = strconv.AppendInt(buf, at, 10)
 	buf = append(buf, `,"snapshot":`...)
-	buf = ci.appendRecord(buf, row, admin, nil)
+	buf = ci.AppendRecord(buf, row, admin)
 	buf = append(buf, `,"actor_id":`...)
 	buf = schema.AppendJSONString(buf, actorID)
 	buf = append(buf, `,"actor_type":`...)
@@ -129,16 +129,16 @@ func appendHistoryEntry(buf []byte, ci *Coll, hid int64, recordID, op string, at
 // timestamps are not restored; passwords are never in history. The update
 // is an ordinary one (rules aside, as for any admin write), so it adds its
 // own history entry.
-func (e *Engine) RestoreRecord(ctx context.Context, p Principal, name, id, atText string) (*Record, uint64, error) {
-	ci := e.collection(name)
+func (h *History) RestoreRecord(ctx context.Context, p engine.Principal, name, id, atText string) (*engine.Record, uint64, error) {
+	ci := h.core.Coll(name)
 	if ci == nil {
-		return nil, 0, errNotFound
+		return nil, 0, engine.ErrNotFound
 	}
 	if !ci.HistoryEnabled || ci.Type == schema.TypeView {
 		return nil, 0, errHistoryOff
 	}
 	if !p.IsAdmin() {
-		return nil, 0, errAdminOnly
+		return nil, 0, engine.ErrAdminOnly
 	}
 	at, err := strconv.ParseInt(atText, 10, 64)
 	if err != nil {
@@ -146,9 +146,10 @@ func (e *Engine) RestoreRecord(ctx context.Context, p Principal, name, id, atTex
 	}
 	var row []any
 	var etag string
-	err = e.store.View(ctx, func(r *fsm.Reader) error {
-		cur, err := e.getRecordIn(e.replicaSource(r, p), ci, id, "", "")
-		if errors.Is(err, errNotFound) {
+	err = h.core.ReadAs(ctx, p, func(rd *engine.Reading) error {
+		r := rd.SQL()
+		cur, err := rd.Record(ci, id, "", "")
+		if errors.Is(err, engine.ErrNotFound) {
 			var n int
 			if err := r.QueryRow(`SELECT count(*) FROM _svc_history WHERE collection_id = ? AND record_id = ?`, ci.ID, id).Scan(&n); err != nil {
 				return err
@@ -156,7 +157,7 @@ func (e *Engine) RestoreRecord(ctx context.Context, p Principal, name, id, atTex
 			if n > 0 {
 				return errRestoreGone
 			}
-			return errNotFound
+			return engine.ErrNotFound
 		}
 		if err != nil {
 			return err
@@ -183,21 +184,21 @@ func (e *Engine) RestoreRecord(ctx context.Context, p Principal, name, id, atTex
 	}
 	// Conditional on the record read here: a change in between is a 412,
 	// not silently overwritten.
-	return e.UpdateRecord(ctx, p, name, id, body, etag)
+	return h.core.UpdateRecord(ctx, p, name, id, body, etag)
 }
 
 // restoreBody is the update body of a restore: the snapshot as an admin
 // reads it, without id, timestamps and fields set by the server.
-func restoreBody(ci *Coll, row []any) ([]byte, error) {
+func restoreBody(ci *engine.Coll, row []any) ([]byte, error) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(ci.appendRecord(nil, row, true, nil), &m); err != nil {
+	if err := json.Unmarshal(ci.AppendRecord(nil, row, true), &m); err != nil {
 		return nil, err
 	}
 	for _, k := range []string{"id", "created", "updated", "collectionId", "collectionName", "expand"} {
 		delete(m, k)
 	}
-	for _, f := range ci.fields {
-		if f.system || f.private || f.Type == schema.FieldAutodate {
+	for _, f := range ci.RowFields() {
+		if f.System() || f.Private() || f.Type == schema.FieldAutodate {
 			delete(m, f.Name)
 		}
 	}

@@ -1,0 +1,25 @@
+package stack
+
+import (
+	"log/slog"
+
+	"svcd/api"
+)
+
+// APIOptions are the HTTP layer's options for this node: the core, every
+// module's service and the node's own hooks (stats, digest, secrets, key
+// fingerprints, realtime). The caller adds its configuration (setup key,
+// rate limits, trusted proxies, body rates) before api.New.
+func (s *Stack) APIOptions(log *slog.Logger) api.Options {
+	return api.Options{
+		Engine:       s.Engine,
+		History:      s.History,
+		Node:         s.Node,
+		Stats:        s.Stats,
+		Digest:       s.Digest,
+		Secrets:      s.Secrets,
+		Fingerprints: s.Fingerprints,
+		Realtime:     s.Realtime,
+		Logger:       log,
+	}
+}
