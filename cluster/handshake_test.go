@@ -40,7 +40,7 @@ func TestHandshake(t *testing.T) {
 
 func TestStreamLayerRefusesStrangers(t *testing.T) {
 	key := DeriveKey("k", "raft")
-	l, err := newAuthStreamLayer("127.0.0.1:0", nil, key, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l, err := newAuthStreamLayer("127.0.0.1:0", nil, key, slog.New(slog.NewTextHandler(io.Discard, nil)), streamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

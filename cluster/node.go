@@ -123,16 +123,15 @@ func (n *Node) open() error {
 			return fmt.Errorf("cluster: raft address: %w", err)
 		}
 		if cfg.ClusterKey != "" {
-			sl, err := newAuthStreamLayer(cfg.RaftAddr, tcpAddr, DeriveKey(cfg.ClusterKey, "raft"), cfg.Logger)
-			if err != nil {
-				return fmt.Errorf("cluster: raft transport: %w", err)
-			}
-			sl.rpc = n.serveRPC
+			opt := streamOptions{rpc: n.serveRPC}
 			if cfg.TLS.Enabled() {
-				if sl.tlsServer, sl.tlsClient, err = cfg.TLS.tlsConfigs(); err != nil {
-					sl.Close()
+				if opt.tlsServer, opt.tlsClient, err = cfg.TLS.tlsConfigs(); err != nil {
 					return err
 				}
+			}
+			sl, err := newAuthStreamLayer(cfg.RaftAddr, tcpAddr, DeriveKey(cfg.ClusterKey, "raft"), cfg.Logger, opt)
+			if err != nil {
+				return fmt.Errorf("cluster: raft transport: %w", err)
 			}
 			n.sl = sl
 			t := raft.NewNetworkTransportWithLogger(sl, 5, 10*time.Second, hl)

@@ -19,6 +19,12 @@ type authStreamLayer struct {
 	log       *slog.Logger
 	accepted  chan net.Conn
 	done      chan struct{}
+	streamOptions
+}
+
+// streamOptions are fixed before the listener opens: the accept loop reads
+// them from its first connection on, so they are never assigned later.
+type streamOptions struct {
 	// rpc serves the node's own requests (forwarded commands, joins,
 	// read indexes) that share the port with Raft.
 	rpc func(kind byte, c net.Conn)
@@ -37,7 +43,7 @@ const (
 
 var _ raft.StreamLayer = (*authStreamLayer)(nil)
 
-func newAuthStreamLayer(bind string, advertise net.Addr, key []byte, log *slog.Logger) (*authStreamLayer, error) {
+func newAuthStreamLayer(bind string, advertise net.Addr, key []byte, log *slog.Logger, opt streamOptions) (*authStreamLayer, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, err
@@ -46,7 +52,7 @@ func newAuthStreamLayer(bind string, advertise net.Addr, key []byte, log *slog.L
 		advertise = ln.Addr()
 	}
 	l := &authStreamLayer{ln: ln, advertise: advertise, key: key, log: log,
-		accepted: make(chan net.Conn), done: make(chan struct{})}
+		accepted: make(chan net.Conn), done: make(chan struct{}), streamOptions: opt}
 	go l.acceptLoop()
 	return l, nil
 }

@@ -49,11 +49,13 @@ func writeCA(t *testing.T, dir, name string) TLSFiles {
 
 func tlsLayer(t *testing.T, f TLSFiles, key []byte) *authStreamLayer {
 	t.Helper()
-	l, err := newAuthStreamLayer("127.0.0.1:0", nil, key, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
+	var opt streamOptions
+	var err error
+	if opt.tlsServer, opt.tlsClient, err = f.tlsConfigs(); err != nil {
 		t.Fatal(err)
 	}
-	if l.tlsServer, l.tlsClient, err = f.tlsConfigs(); err != nil {
+	l, err := newAuthStreamLayer("127.0.0.1:0", nil, key, slog.New(slog.NewTextHandler(io.Discard, nil)), opt)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
