@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"strings"
@@ -8,7 +9,15 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"svcd/engine"
+	"svcd/engine/auth"
 )
+
+// AdminAuth is what admin setup and sign-in need (engine/auth).
+type AdminAuth interface {
+	HasAdmin() bool
+	SetupAdmin(ctx context.Context, email, password string, client auth.ClientInfo) (*auth.AdminSession, uint64, error)
+	LoginAdmin(ctx context.Context, email, password string, client auth.ClientInfo) (*auth.AdminSession, error)
+}
 
 const adminCookie = "svc_admin_token"
 
@@ -19,7 +28,7 @@ func (s *Server) mountAdminAuth(r chi.Router) {
 }
 
 func (s *Server) setupStatus(w http.ResponseWriter, r *http.Request) {
-	has := s.eng.HasAdmin()
+	has := s.adminAuth.HasAdmin()
 	writeData(w, http.StatusOK, map[string]any{
 		"has_admin":          has,
 		"needs_setup":        !has,
@@ -45,7 +54,7 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, idx, err := s.eng.SetupAdmin(r.Context(), c.Email, c.Password, s.clientInfo(r))
+	sess, idx, err := s.adminAuth.SetupAdmin(r.Context(), c.Email, c.Password, s.clientInfo(r))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -60,7 +69,7 @@ func (s *Server) adminLogin(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sess, err := s.eng.LoginAdmin(r.Context(), c.Email, c.Password, s.clientInfo(r))
+	sess, err := s.adminAuth.LoginAdmin(r.Context(), c.Email, c.Password, s.clientInfo(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -70,8 +79,8 @@ func (s *Server) adminLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // clientInfo is what a session records of the client.
-func (s *Server) clientInfo(r *http.Request) engine.ClientInfo {
-	return engine.ClientInfo{IP: s.clientIP(r), UserAgent: r.UserAgent()}
+func (s *Server) clientInfo(r *http.Request) auth.ClientInfo {
+	return auth.ClientInfo{IP: s.clientIP(r), UserAgent: r.UserAgent()}
 }
 
 // setAuthCookie sets an HttpOnly, SameSite=Lax session cookie; Secure when
@@ -80,6 +89,6 @@ func (s *Server) setAuthCookie(w http.ResponseWriter, name, value string, maxAge
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true,
 		SameSite: http.SameSiteLaxMode,
-		Secure:   strings.HasPrefix(strings.ToLower(s.eng.Setting("app.url")), "https://"),
+		Secure:   strings.HasPrefix(strings.ToLower(s.settings.Setting("app.url")), "https://"),
 	})
 }

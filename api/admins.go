@@ -1,12 +1,31 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
 	"svcd/engine"
+	"svcd/engine/auth"
 )
+
+// AdminManager is what the admin, API token, session and audit log routes
+// need (engine/auth).
+type AdminManager interface {
+	Admins() []*auth.Admin
+	AdminByID(id string) *auth.Admin
+	CreateAdmin(ctx context.Context, caller engine.Principal, email, password, role string) (*auth.Admin, uint64, error)
+	UpdateAdmin(ctx context.Context, caller engine.Principal, id string, p auth.AdminPatch) (*auth.Admin, uint64, error)
+	DeleteAdmin(ctx context.Context, id string) (uint64, error)
+	LogoutAllAdmins(ctx context.Context) (uint64, error)
+	AdminSessions(ctx context.Context) ([]auth.AdminSessionInfo, error)
+	RevokeAdminSession(ctx context.Context, jti string) (uint64, error)
+	MintAPIToken(ctx context.Context, caller engine.Principal, name string, scopes []string, ttlSeconds int64) (*auth.MintedToken, uint64, error)
+	APITokens() []*auth.APIToken
+	DeleteAPIToken(ctx context.Context, id string) (uint64, error)
+	AuditLog(ctx context.Context, page, perPage int) (*auth.AuditPage, error)
+}
 
 // mountAdmins mounts admin management, API tokens, security and the audit
 // log (the role table gates each).
@@ -28,7 +47,7 @@ func (s *Server) mountAdmins(r chi.Router) {
 }
 
 func (s *Server) listAdmins(w http.ResponseWriter, r *http.Request) {
-	writeData(w, http.StatusOK, s.eng.Admins())
+	writeData(w, http.StatusOK, s.admins.Admins())
 }
 
 func (s *Server) createAdmin(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +60,7 @@ func (s *Server) createAdmin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	a, idx, err := s.eng.CreateAdmin(r.Context(), principal(r), in.Email, in.Password, in.Role)
+	a, idx, err := s.admins.CreateAdmin(r.Context(), principal(r), in.Email, in.Password, in.Role)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -51,12 +70,12 @@ func (s *Server) createAdmin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) updateAdmin(w http.ResponseWriter, r *http.Request) {
-	var in engine.AdminPatch
+	var in auth.AdminPatch
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	a, idx, err := s.eng.UpdateAdmin(r.Context(), principal(r), chi.URLParam(r, "id"), in)
+	a, idx, err := s.admins.UpdateAdmin(r.Context(), principal(r), chi.URLParam(r, "id"), in)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -69,7 +88,7 @@ func (s *Server) updateAdmin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteAdmin(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.DeleteAdmin(r.Context(), chi.URLParam(r, "id"))
+	idx, err := s.admins.DeleteAdmin(r.Context(), chi.URLParam(r, "id"))
 	s.revoked(w, r, idx, err)
 }
 
@@ -86,7 +105,7 @@ func (s *Server) revoked(w http.ResponseWriter, r *http.Request, idx uint64, err
 }
 
 func (s *Server) listAPITokens(w http.ResponseWriter, r *http.Request) {
-	writeData(w, http.StatusOK, s.eng.APITokens())
+	writeData(w, http.StatusOK, s.admins.APITokens())
 }
 
 func (s *Server) mintAPIToken(w http.ResponseWriter, r *http.Request) {
@@ -99,7 +118,7 @@ func (s *Server) mintAPIToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	t, idx, err := s.eng.MintAPIToken(r.Context(), principal(r), in.Name, in.Scopes, in.TTLSeconds)
+	t, idx, err := s.admins.MintAPIToken(r.Context(), principal(r), in.Name, in.Scopes, in.TTLSeconds)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -109,12 +128,12 @@ func (s *Server) mintAPIToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteAPIToken(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.DeleteAPIToken(r.Context(), chi.URLParam(r, "id"))
+	idx, err := s.admins.DeleteAPIToken(r.Context(), chi.URLParam(r, "id"))
 	s.revoked(w, r, idx, err)
 }
 
 func (s *Server) listAdminSessions(w http.ResponseWriter, r *http.Request) {
-	list, err := s.eng.AdminSessions(r.Context())
+	list, err := s.admins.AdminSessions(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -123,12 +142,12 @@ func (s *Server) listAdminSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeAdminSession(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.RevokeAdminSession(r.Context(), chi.URLParam(r, "jti"))
+	idx, err := s.admins.RevokeAdminSession(r.Context(), chi.URLParam(r, "jti"))
 	s.revoked(w, r, idx, err)
 }
 
 func (s *Server) forceLogoutAll(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.LogoutAllAdmins(r.Context())
+	idx, err := s.admins.LogoutAllAdmins(r.Context())
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -140,7 +159,7 @@ func (s *Server) forceLogoutAll(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) {
-	page, err := s.eng.AuditLog(r.Context(), queryInt(r, "page", 1), queryInt(r, "perPage", engine.DefaultPerPage))
+	page, err := s.admins.AuditLog(r.Context(), queryInt(r, "page", 1), queryInt(r, "perPage", engine.DefaultPerPage))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

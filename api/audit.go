@@ -6,8 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"svcd/engine"
+	"svcd/engine/auth"
 )
+
+// Auditor records admin actions (engine/auth).
+type Auditor interface {
+	Audit(ctx context.Context, a auth.AuditEntry) error
+}
 
 // audit records every admin write (POST, PUT, PATCH, DELETE under
 // /api/v1/admin/), failed ones included, once the handler is done and
@@ -30,7 +35,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 		p := principal(r)
 		action, target := auditAction(r.Method, r.URL.Path)
-		entry := engine.AuditEntry{
+		entry := auth.AuditEntry{
 			ActorID: p.ID, ActorEmail: p.Email, Method: r.Method, Path: r.URL.Path,
 			Action: action, Target: target, Status: rec.status,
 		}
@@ -39,7 +44,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 		defer cancel()
-		if err := s.eng.Audit(ctx, entry); err != nil {
+		if err := s.auditor.Audit(ctx, entry); err != nil {
 			s.log.Warn("audit: could not record an admin action", "action", action, "err", err)
 		}
 	})
@@ -79,5 +84,5 @@ func auditAction(method, path string) (action, target string) {
 // proxiesConfigured reports whether trusted proxies are set: only then is
 // the client address worth recording (SPEC.md).
 func (s *Server) proxiesConfigured() bool {
-	return len(s.proxies.list(s.eng.Setting(trustedProxiesSetting)).prefixes) > 0
+	return len(s.proxies.list(s.settings.Setting(trustedProxiesSetting)).prefixes) > 0
 }

@@ -8,18 +8,18 @@ import (
 	"testing"
 
 	"svcd/engine"
+	"svcd/engine/auth"
 )
 
-// auditProbe is an engine whose Audit looks at what the client has been
-// sent so far.
+// auditProbe is an Auditor that looks at what the client has been sent
+// so far.
 type auditProbe struct {
-	fakeEngine
 	client   *httptest.ResponseRecorder
 	audited  int
 	sentWhen []int // bytes the client had when each entry was recorded
 }
 
-func (e *auditProbe) Audit(ctx context.Context, entry engine.AuditEntry) error {
+func (e *auditProbe) Audit(ctx context.Context, entry auth.AuditEntry) error {
 	e.audited++
 	e.sentWhen = append(e.sentWhen, e.client.Body.Len())
 	return nil
@@ -44,7 +44,7 @@ func TestAuditBeforeAnswer(t *testing.T) {
 			rec := httptest.NewRecorder()
 			eng := &auditProbe{client: rec}
 			s := testServer()
-			s.eng, s.proxies = eng, newProxyTrust("", s.log)
+			s.auditor, s.settings, s.proxies = eng, fakeEngine{}, newProxyTrust("", s.log)
 			h := s.audit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("X-Test", "kept")
 				w.WriteHeader(tc.status)

@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"svcd/engine"
+	"svcd/engine/auth"
 )
 
 // The auth flows beyond password sign-in (docs/auth.md): password reset,
@@ -31,25 +32,24 @@ import (
 //	POST /admin/users/:collection/:id/disable-mfa   (admin, editor)    -> {enabled: false}
 //	POST /admin/impersonate/:collection/:userId     (admin, editor)    -> {token, record, impersonated_by}
 
-// authFlowsEngine is what these handlers need from the engine (part of
-// Engine).
-type authFlowsEngine interface {
+// AuthFlows is what these handlers need (engine/auth).
+type AuthFlows interface {
 	RequestPasswordReset(ctx context.Context, coll, email string) error
 	ConfirmPasswordReset(ctx context.Context, coll, token, password string) (uint64, error)
 	RequestVerification(ctx context.Context, coll, email string) error
 	ConfirmVerification(ctx context.Context, coll, token string) (uint64, error)
 	RequestOTP(ctx context.Context, coll, email string) error
-	AuthWithOTP(ctx context.Context, coll string, in engine.OTPAuth) (*engine.UserSession, uint64, error)
-	LoginMFA(ctx context.Context, coll, ticket, code, recovery string) (*engine.UserSession, uint64, error)
-	SignInAnonymous(ctx context.Context, coll string) (*engine.UserSession, uint64, error)
-	Promote(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.UserSession, uint64, error)
-	SetupTOTP(ctx context.Context, p engine.Principal, coll string) (*engine.TOTPSetup, uint64, error)
-	ConfirmTOTP(ctx context.Context, p engine.Principal, coll, code string) (*engine.TOTPEnabled, uint64, error)
+	AuthWithOTP(ctx context.Context, coll string, in auth.OTPAuth) (*auth.UserSession, uint64, error)
+	LoginMFA(ctx context.Context, coll, ticket, code, recovery string) (*auth.UserSession, uint64, error)
+	SignInAnonymous(ctx context.Context, coll string) (*auth.UserSession, uint64, error)
+	Promote(ctx context.Context, p engine.Principal, coll string, body []byte) (*auth.UserSession, uint64, error)
+	SetupTOTP(ctx context.Context, p engine.Principal, coll string) (*auth.TOTPSetup, uint64, error)
+	ConfirmTOTP(ctx context.Context, p engine.Principal, coll, code string) (*auth.TOTPEnabled, uint64, error)
 	DisableTOTP(ctx context.Context, p engine.Principal, coll, code, recovery string) (uint64, error)
 	RegenerateRecoveryCodes(ctx context.Context, p engine.Principal, coll string) ([]string, uint64, error)
-	RecoveryCodesStatus(ctx context.Context, p engine.Principal, coll string) (*engine.RecoveryStatus, error)
+	RecoveryCodesStatus(ctx context.Context, p engine.Principal, coll string) (*auth.RecoveryStatus, error)
 	AdminDisableMFA(ctx context.Context, coll, id string) (uint64, error)
-	Impersonate(ctx context.Context, admin engine.Principal, coll, id string) (*engine.UserSession, error)
+	Impersonate(ctx context.Context, admin engine.Principal, coll, id string) (*auth.UserSession, error)
 }
 
 // mountAuthFlowsOpen mounts the flows that take no credentials.
@@ -94,7 +94,7 @@ func (s *Server) requestPasswordReset(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.eng.RequestPasswordReset(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
+	if err := s.flows.RequestPasswordReset(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -110,7 +110,7 @@ func (s *Server) confirmPasswordReset(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	idx, err := s.eng.ConfirmPasswordReset(r.Context(), chi.URLParam(r, "collection"), in.Token, in.Password)
+	idx, err := s.flows.ConfirmPasswordReset(r.Context(), chi.URLParam(r, "collection"), in.Token, in.Password)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -128,7 +128,7 @@ func (s *Server) requestVerification(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.eng.RequestVerification(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
+	if err := s.flows.RequestVerification(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -143,7 +143,7 @@ func (s *Server) confirmVerification(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	idx, err := s.eng.ConfirmVerification(r.Context(), chi.URLParam(r, "collection"), in.Token)
+	idx, err := s.flows.ConfirmVerification(r.Context(), chi.URLParam(r, "collection"), in.Token)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -158,7 +158,7 @@ func (s *Server) requestOTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.eng.RequestOTP(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
+	if err := s.flows.RequestOTP(r.Context(), chi.URLParam(r, "collection"), in.Email); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -166,12 +166,12 @@ func (s *Server) requestOTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) otpAuth(w http.ResponseWriter, r *http.Request) {
-	var in engine.OTPAuth
+	var in auth.OTPAuth
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, idx, err := s.eng.AuthWithOTP(r.Context(), chi.URLParam(r, "collection"), in)
+	sess, idx, err := s.flows.AuthWithOTP(r.Context(), chi.URLParam(r, "collection"), in)
 	s.writeSession(w, r, sess, idx, err)
 }
 
@@ -184,12 +184,12 @@ func (s *Server) loginMFA(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, idx, err := s.eng.LoginMFA(r.Context(), chi.URLParam(r, "collection"), in.MFAToken, in.Code, in.RecoveryCode)
+	sess, idx, err := s.flows.LoginMFA(r.Context(), chi.URLParam(r, "collection"), in.MFAToken, in.Code, in.RecoveryCode)
 	s.writeSession(w, r, sess, idx, err)
 }
 
 func (s *Server) anonymous(w http.ResponseWriter, r *http.Request) {
-	sess, idx, err := s.eng.SignInAnonymous(r.Context(), chi.URLParam(r, "collection"))
+	sess, idx, err := s.flows.SignInAnonymous(r.Context(), chi.URLParam(r, "collection"))
 	s.writeSession(w, r, sess, idx, err)
 }
 
@@ -199,7 +199,7 @@ func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, idx, err := s.eng.Promote(r.Context(), principal(r), chi.URLParam(r, "collection"), body)
+	sess, idx, err := s.flows.Promote(r.Context(), principal(r), chi.URLParam(r, "collection"), body)
 	if err == nil {
 		// The guest token is revoked: on every node before the answer.
 		s.awaitEveryone(r.Context(), idx)
@@ -209,7 +209,7 @@ func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 
 // writeSession answers a sign-in: the session with its cookie, or the MFA
 // ticket (no cookie).
-func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, sess *engine.UserSession, idx uint64, err error) {
+func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, sess *auth.UserSession, idx uint64, err error) {
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -222,7 +222,7 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, sess *engi
 }
 
 func (s *Server) totpSetup(w http.ResponseWriter, r *http.Request) {
-	out, idx, err := s.eng.SetupTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	out, idx, err := s.flows.SetupTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -237,7 +237,7 @@ func (s *Server) totpConfirm(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out, idx, err := s.eng.ConfirmTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code)
+	out, idx, err := s.flows.ConfirmTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -252,7 +252,7 @@ func (s *Server) totpDisable(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	idx, err := s.eng.DisableTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code, in.RecoveryCode)
+	idx, err := s.flows.DisableTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code, in.RecoveryCode)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -262,7 +262,7 @@ func (s *Server) totpDisable(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) recoveryRegenerate(w http.ResponseWriter, r *http.Request) {
-	codes, idx, err := s.eng.RegenerateRecoveryCodes(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	codes, idx, err := s.flows.RegenerateRecoveryCodes(r.Context(), principal(r), chi.URLParam(r, "collection"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -272,7 +272,7 @@ func (s *Server) recoveryRegenerate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) recoveryStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := s.eng.RecoveryCodesStatus(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	st, err := s.flows.RecoveryCodesStatus(r.Context(), principal(r), chi.URLParam(r, "collection"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -281,7 +281,7 @@ func (s *Server) recoveryStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) adminDisableMFA(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.AdminDisableMFA(r.Context(), chi.URLParam(r, "collection"), chi.URLParam(r, "id"))
+	idx, err := s.flows.AdminDisableMFA(r.Context(), chi.URLParam(r, "collection"), chi.URLParam(r, "id"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -291,7 +291,7 @@ func (s *Server) adminDisableMFA(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) impersonate(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.eng.Impersonate(r.Context(), principal(r), chi.URLParam(r, "collection"), chi.URLParam(r, "userId"))
+	sess, err := s.flows.Impersonate(r.Context(), principal(r), chi.URLParam(r, "collection"), chi.URLParam(r, "userId"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

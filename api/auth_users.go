@@ -8,7 +8,17 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"svcd/engine"
+	"svcd/engine/auth"
 )
+
+// UserAuth is what user sign-up, sign-in and sessions need (engine/auth).
+type UserAuth interface {
+	Register(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.Record, uint64, error)
+	LoginUser(ctx context.Context, coll, email, password, ip string) (*auth.UserSession, error)
+	Refresh(ctx context.Context, p engine.Principal) (*auth.RefreshedSession, uint64, error)
+	Logout(ctx context.Context, p engine.Principal) (uint64, error)
+	LockoutEnabled() bool
+}
 
 const userCookie = "svc_user_token"
 
@@ -32,7 +42,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rec, idx, err := s.eng.Register(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), body)
+	rec, idx, err := s.users.Register(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), body)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -54,13 +64,13 @@ func (s *Server) userLogin(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sess, err := s.eng.LoginUser(r.Context(), chi.URLParam(r, "collection"), c.Email, c.Password, s.clientIP(r))
+	sess, err := s.users.LoginUser(r.Context(), chi.URLParam(r, "collection"), c.Email, c.Password, s.clientIP(r))
 	// A session with its cookie, or the MFA ticket (api/auth_flows.go).
 	s.writeSession(w, r, sess, 0, err)
 }
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
-	m, err := engine.WhoAmI(principal(r))
+	m, err := auth.WhoAmI(principal(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -70,7 +80,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
-	sess, idx, err := s.eng.Refresh(r.Context(), p)
+	sess, idx, err := s.users.Refresh(r.Context(), p)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -86,7 +96,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.Logout(r.Context(), principal(r))
+	idx, err := s.users.Logout(r.Context(), principal(r))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -119,7 +129,7 @@ func (s *Server) signInCredentials(w http.ResponseWriter, r *http.Request) (cred
 // the leader's commit index (a strong read), so failures spread over nodes
 // lock the account on all of them.
 func (s *Server) lockoutBarrier(r *http.Request) error {
-	if !s.eng.LockoutEnabled() {
+	if !s.users.LockoutEnabled() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), readWait)

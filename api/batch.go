@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -8,6 +9,11 @@ import (
 
 	"svcd/engine"
 )
+
+// Batcher is what the batch route needs (the engine's core).
+type Batcher interface {
+	Batch(ctx context.Context, p engine.Principal, ops []engine.BatchOp) (*engine.BatchResult, uint64, error)
+}
 
 // mountBatch serves POST /batch: up to 100 record operations applied as one
 // log command, in one transaction, all or nothing.
@@ -53,7 +59,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		op.Request = entryInfo(info, req)
 		ops[i] = op
 	}
-	res, idx, err := s.eng.Batch(r.Context(), batchCaller(caller, reqs), ops)
+	res, idx, err := s.batcher.Batch(r.Context(), batchCaller(caller, reqs), ops)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -33,7 +33,7 @@ const (
 // its floor (so the settings route itself stays usable); the default when
 // the stored value is not a number.
 func (s *Server) maxBodyBytes() int64 {
-	n, err := strconv.ParseInt(strings.TrimSpace(s.eng.Setting(maxBodySetting)), 10, 64)
+	n, err := strconv.ParseInt(strings.TrimSpace(s.settings.Setting(maxBodySetting)), 10, 64)
 	if err != nil {
 		return defaultMaxBodyBytes
 	}
@@ -44,7 +44,7 @@ func (s *Server) maxBodyBytes() int64 {
 // value that is not a number, or negative, is the default (a typo must
 // not turn the budget off).
 func (s *Server) anonBodyBudget() int64 {
-	n, err := strconv.ParseInt(strings.TrimSpace(s.eng.Setting(anonBodyBudgetSetting)), 10, 64)
+	n, err := strconv.ParseInt(strings.TrimSpace(s.settings.Setting(anonBodyBudgetSetting)), 10, 64)
 	if err != nil || n < 0 {
 		return defaultAnonBudget
 	}

@@ -115,7 +115,7 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	if !peer.IsValid() {
 		return peer
 	}
-	l := s.proxies.list(s.eng.Setting(trustedProxiesSetting))
+	l := s.proxies.list(s.settings.Setting(trustedProxiesSetting))
 	if len(l.prefixes) == 0 || !l.trusts(peer) {
 		return peer
 	}

@@ -9,7 +9,7 @@ import (
 
 // settingsEngine answers Setting from a map.
 type settingsEngine struct {
-	Engine
+	SettingStore
 	settings map[string]string
 }
 
@@ -18,7 +18,7 @@ func (e *settingsEngine) Setting(key string) string { return e.settings[key] }
 func TestClientAddr(t *testing.T) {
 	eng := &settingsEngine{settings: map[string]string{}}
 	log := slog.New(slog.DiscardHandler)
-	s := &Server{eng: eng, log: log, proxies: newProxyTrust("10.0.0.0/8, 192.0.2.10 bogus ::1", log)}
+	s := &Server{settings: eng, log: log, proxies: newProxyTrust("10.0.0.0/8, 192.0.2.10 bogus ::1", log)}
 	for _, tc := range []struct {
 		name, remote, setting string
 		xff                   []string

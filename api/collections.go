@@ -1,10 +1,22 @@
 package api
 
 import (
+	"context"
 	"net/http"
+
+	"svcd/engine/schema"
 
 	"github.com/go-chi/chi/v5"
 )
+
+// Collections is what the collection routes need (the engine's core).
+type Collections interface {
+	Collections() []*schema.Collection
+	Collection(nameOrID string) (*schema.Collection, error)
+	CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error)
+	UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error)
+	DeleteCollection(ctx context.Context, nameOrID string) (uint64, error)
+}
 
 func (s *Server) mountCollections(r chi.Router) {
 	r.Get("/admin/collections", s.listCollections)
@@ -15,11 +27,11 @@ func (s *Server) mountCollections(r chi.Router) {
 }
 
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) {
-	writeData(w, http.StatusOK, s.eng.Collections())
+	writeData(w, http.StatusOK, s.colls.Collections())
 }
 
 func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) {
-	c, err := s.eng.Collection(chi.URLParam(r, "name"))
+	c, err := s.colls.Collection(chi.URLParam(r, "name"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -33,7 +45,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, idx, err := s.eng.CreateCollection(r.Context(), body)
+	c, idx, err := s.colls.CreateCollection(r.Context(), body)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -48,7 +60,7 @@ func (s *Server) updateCollection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, idx, err := s.eng.UpdateCollection(r.Context(), chi.URLParam(r, "name"), body)
+	c, idx, err := s.colls.UpdateCollection(r.Context(), chi.URLParam(r, "name"), body)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -58,7 +70,7 @@ func (s *Server) updateCollection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.DeleteCollection(r.Context(), chi.URLParam(r, "name"))
+	idx, err := s.colls.DeleteCollection(r.Context(), chi.URLParam(r, "name"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -62,11 +62,11 @@ type corsPolicy struct {
 }
 
 func (s *Server) corsPolicy() (corsPolicy, bool) {
-	raw := strings.TrimSpace(s.eng.Setting("cors.origins"))
+	raw := strings.TrimSpace(s.settings.Setting("cors.origins"))
 	if raw == "" {
 		return corsPolicy{}, false
 	}
-	p := corsPolicy{credentials: settingTrue(s.eng.Setting("cors.credentials"))}
+	p := corsPolicy{credentials: settingTrue(s.settings.Setting("cors.credentials"))}
 	for _, o := range strings.Split(raw, ",") {
 		o = strings.TrimSuffix(strings.TrimSpace(o), "/")
 		switch o {
@@ -138,7 +138,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		}
 		h.Add("Vary", "Access-Control-Request-Method")
 		h.Add("Vary", "Access-Control-Request-Headers")
-		methods := strings.TrimSpace(s.eng.Setting("cors.methods"))
+		methods := strings.TrimSpace(s.settings.Setting("cors.methods"))
 		if methods == "" {
 			methods = corsDefaultMethods
 		}
@@ -146,7 +146,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		if allowed := s.corsAllowHeaders(r); allowed != "" {
 			h.Set("Access-Control-Allow-Headers", allowed)
 		}
-		maxAge := strings.TrimSpace(s.eng.Setting("cors.max_age"))
+		maxAge := strings.TrimSpace(s.settings.Setting("cors.max_age"))
 		if n, err := strconv.Atoi(maxAge); err != nil || n < 0 {
 			maxAge = corsDefaultMaxAge
 		}
@@ -158,7 +158,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 // corsAllowHeaders is Access-Control-Allow-Headers: cors.headers when set,
 // else the requested headers that corsHeaderAllowed accepts.
 func (s *Server) corsAllowHeaders(r *http.Request) string {
-	if v := strings.TrimSpace(s.eng.Setting("cors.headers")); v != "" {
+	if v := strings.TrimSpace(s.settings.Setting("cors.headers")); v != "" {
 		return v
 	}
 	var out []string

@@ -10,6 +10,12 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
+// Migrations reports whether the replica's internal tables are migrated
+// (the engine's core): a node is not ready before.
+type Migrations interface {
+	Migrated() bool
+}
+
 func (s *Server) mountHealth(r chi.Router) {
 	r.Get("/_/health", s.health)
 	r.Get("/_/ready", s.ready)
@@ -37,7 +43,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // start, and its internal schema is migrated, while its storage lets it
 // write: a full disk or a stopped state machine is 503 with the reason.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	raftReady, migrated, st := s.node.Ready(), s.eng.Migrated(), s.node.Storage()
+	raftReady, migrated, st := s.node.Ready(), s.migrations.Migrated(), s.node.Storage()
 	status := http.StatusOK
 	if !raftReady || !migrated || st.Condition() != "ok" {
 		status = http.StatusServiceUnavailable
@@ -69,7 +75,7 @@ func (s *Server) clusterSummary(w http.ResponseWriter, r *http.Request) {
 		"node_id":   s.node.NodeID(),
 		"state":     s.node.State(),
 		"leader_id": s.node.LeaderID(),
-		"healthy":   s.node.Ready() && s.eng.Migrated() && s.node.Storage().Condition() == "ok",
+		"healthy":   s.node.Ready() && s.migrations.Migrated() && s.node.Storage().Condition() == "ok",
 		"storage":   s.node.Storage().Condition(),
 	})
 }

@@ -27,9 +27,10 @@ func (n fakeNode) Storage() cluster.StorageStatus {
 	return n.storage
 }
 
-// fakeEngine answers Migrated; any other method panics (nil interface).
+// fakeEngine answers Migrated and Setting; any other settings method
+// panics (nil interface).
 type fakeEngine struct {
-	Engine
+	SettingStore
 	migrated bool
 }
 
@@ -61,9 +62,10 @@ func TestReadyStates(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := New(Options{
-			Engine: fakeEngine{migrated: c.migrated},
-			Node:   fakeNode{id: "n1", state: "Follower", leader: "n2", ready: c.raft, storage: c.storage},
-			Logger: testServer().log,
+			Migrations: fakeEngine{migrated: c.migrated},
+			Settings:   fakeEngine{migrated: c.migrated},
+			Node:       fakeNode{id: "n1", state: "Follower", leader: "n2", ready: c.raft, storage: c.storage},
+			Logger:     testServer().log,
 		})
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/_/ready", nil))
@@ -107,9 +109,10 @@ func TestReadyStates(t *testing.T) {
 // otherwise miss writes acknowledged before a restart); probes still answer.
 func TestDataRoutesWaitForReplay(t *testing.T) {
 	s := New(Options{
-		Engine: fakeEngine{migrated: true},
-		Node:   fakeNode{id: "n1", state: "Leader", leader: "n1", ready: false},
-		Logger: testServer().log,
+		Migrations: fakeEngine{migrated: true},
+		Settings:   fakeEngine{migrated: true},
+		Node:       fakeNode{id: "n1", state: "Leader", leader: "n1", ready: false},
+		Logger:     testServer().log,
 	})
 	for _, path := range []string{"/api/v1/posts", "/api/v1/posts/abc", "/api/v1/admin/collections", "/api/v1/admin/auth/login", "/api/collections/posts/records"} {
 		rec := httptest.NewRecorder()

@@ -1,10 +1,20 @@
 package api
 
 import (
+	"context"
 	"net/http"
+
+	"svcd/engine"
 
 	"github.com/go-chi/chi/v5"
 )
+
+// Indexes is what the index routes need (the engine's core).
+type Indexes interface {
+	Indexes(ctx context.Context, coll string) ([]engine.Index, error)
+	CreateIndex(ctx context.Context, coll, field string, unique bool) (*engine.Index, uint64, error)
+	DeleteIndex(ctx context.Context, coll, index string) (uint64, error)
+}
 
 func (s *Server) mountIndexes(r chi.Router) {
 	r.Get("/admin/collections/{name}/indexes", s.listIndexes)
@@ -13,7 +23,7 @@ func (s *Server) mountIndexes(r chi.Router) {
 }
 
 func (s *Server) listIndexes(w http.ResponseWriter, r *http.Request) {
-	ix, err := s.eng.Indexes(r.Context(), chi.URLParam(r, "name"))
+	ix, err := s.indexes.Indexes(r.Context(), chi.URLParam(r, "name"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -30,7 +40,7 @@ func (s *Server) createIndex(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ix, idx, err := s.eng.CreateIndex(r.Context(), chi.URLParam(r, "name"), in.Field, in.Unique)
+	ix, idx, err := s.indexes.CreateIndex(r.Context(), chi.URLParam(r, "name"), in.Field, in.Unique)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -40,7 +50,7 @@ func (s *Server) createIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteIndex(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.eng.DeleteIndex(r.Context(), chi.URLParam(r, "name"), chi.URLParam(r, "index"))
+	idx, err := s.indexes.DeleteIndex(r.Context(), chi.URLParam(r, "name"), chi.URLParam(r, "index"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)

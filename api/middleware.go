@@ -10,6 +10,12 @@ import (
 	"svcd/engine"
 )
 
+// Authenticator turns a request's credential into its principal
+// (engine/auth).
+type Authenticator interface {
+	Authenticate(ctx context.Context, raw string) (engine.Principal, error)
+}
+
 var (
 	errRouteNotFound    = engine.Errorf(engine.KindNotFound, "The requested resource wasn't found")
 	errMethodNotAllowed = engine.Errorf(engine.KindMethodNotAllowed, "Method not allowed")
@@ -106,7 +112,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		for _, tok := range toks {
-			p, err := s.eng.Authenticate(r.Context(), tok)
+			p, err := s.authn.Authenticate(r.Context(), tok)
 			if err == nil {
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 				return
@@ -189,7 +195,7 @@ var errNotReady = &engine.Error{Kind: engine.KindUnavailable, Message: "The node
 // miss writes this node acknowledged before a restart.
 func (s *Server) requireCaughtUp(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.node.CaughtUp() || !s.eng.Migrated() {
+		if !s.node.CaughtUp() || !s.migrations.Migrated() {
 			s.writeError(w, r, errNotReady)
 			return
 		}

@@ -114,10 +114,10 @@ func (s *Server) rateCheck(rl *rateLimiter, r *http.Request) (int, *rateRule) {
 	if rateSkipped(path) && (r.URL.RawPath == "" || rateSkipped(r.URL.RawPath)) {
 		return 0, nil
 	}
-	if !settingOn(s.eng.Setting(rateEnabledSetting)) {
+	if !settingOn(s.settings.Setting(rateEnabledSetting)) {
 		return 0, nil
 	}
-	set := rl.rules(s.eng.Setting(rateRulesSetting))
+	set := rl.rules(s.settings.Setting(rateRulesSetting))
 	if len(set.rules) == 0 {
 		return 0, nil
 	}
@@ -206,7 +206,7 @@ func (s *Server) verifiedCredential(r *http.Request, rl *rateLimiter, sum [32]by
 	if ok && ns < e.expires {
 		return e.aud, true
 	}
-	p, err := s.eng.Authenticate(r.Context(), tok)
+	p, err := s.authn.Authenticate(r.Context(), tok)
 	if err != nil {
 		return audGuest, false
 	}

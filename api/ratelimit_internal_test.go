@@ -17,7 +17,7 @@ import (
 
 // rlEngine answers settings from a map and accepts the tokens it lists.
 type rlEngine struct {
-	Engine
+	SettingStore
 	settings map[string]string
 	tokens   map[string]engine.Principal
 }
@@ -37,7 +37,7 @@ func rlServer(settings map[string]string, env string) (*Server, *rlEngine) {
 		"user-token":  {Kind: engine.User, ID: "u1"},
 	}}
 	log := slog.New(slog.DiscardHandler)
-	s := &Server{eng: eng, log: log, rate: newRateLimiter(true, log), proxies: newProxyTrust(env, log)}
+	s := &Server{settings: eng, authn: eng, log: log, rate: newRateLimiter(true, log), proxies: newProxyTrust(env, log)}
 	return s, eng
 }
 
@@ -364,7 +364,7 @@ func BenchmarkRateLimit(b *testing.B) {
 			}
 			// A huge budget, so every request is let through and the
 			// buckets do the same work each time.
-			s.eng.(*rlEngine).settings[rateRulesSetting] = `[{"label":"*:read","max":1000000000,"windowMs":1000},{"label":"/api/*","max":1000000000,"windowMs":1000}]`
+			s.settings.(*rlEngine).settings[rateRulesSetting] = `[{"label":"*:read","max":1000000000,"windowMs":1000},{"label":"/api/*","max":1000000000,"windowMs":1000}]`
 			h := s.rateLimit(ok)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {

@@ -101,7 +101,7 @@ func (s *Server) realtimeOriginAllowed(r *http.Request) bool {
 	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	for _, o := range strings.Split(s.eng.Setting("cors.origins"), ",") {
+	for _, o := range strings.Split(s.settings.Setting("cors.origins"), ",") {
 		o = strings.TrimSuffix(strings.TrimSpace(o), "/")
 		if o == "*" || (o != "" && strings.EqualFold(o, origin)) {
 			return true

@@ -154,7 +154,7 @@ func (s *Server) wsHandle(ctx context.Context, conn *realtime.Conn, typ websocke
 		var p engine.Principal
 		if tok := strings.TrimSpace(m.Token); tok != "" {
 			var err error
-			if p, err = s.eng.Authenticate(ctx, tok); err != nil {
+			if p, err = s.authn.Authenticate(ctx, tok); err != nil {
 				return rtError(realtime.CodeUnauthorized, "invalid or expired token"), false
 			}
 		}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +11,15 @@ import (
 
 	"svcd/engine"
 )
+
+// Records is what the record routes need (the engine's core).
+type Records interface {
+	ListRecords(ctx context.Context, p engine.Principal, coll string, q engine.ListQuery) (*engine.RecordList, error)
+	GetRecord(ctx context.Context, p engine.Principal, coll, id, fields, expand string) (*engine.Record, error)
+	CreateRecord(ctx context.Context, p engine.Principal, coll string, body []byte) (*engine.Record, uint64, error)
+	UpdateRecord(ctx context.Context, p engine.Principal, coll, id string, body []byte, ifMatch string) (*engine.Record, uint64, error)
+	DeleteRecord(ctx context.Context, p engine.Principal, coll, id, ifMatch string) (uint64, error)
+}
 
 func (s *Server) mountRecords(r chi.Router) {
 	r.Get("/{collection}", s.listRecords)
@@ -109,7 +119,7 @@ func listQuery(q url.Values) engine.ListQuery {
 }
 
 func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
-	list, err := s.eng.ListRecords(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), listQuery(r.URL.Query()))
+	list, err := s.records.ListRecords(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), listQuery(r.URL.Query()))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -120,7 +130,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 	p := recordCaller(r)
 	q := r.URL.Query()
-	rec, err := s.eng.GetRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), q.Get("fields"), q.Get("expand"))
+	rec, err := s.records.GetRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), q.Get("fields"), q.Get("expand"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -140,7 +150,7 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rec, idx, err := s.eng.CreateRecord(r.Context(), p, chi.URLParam(r, "collection"), body)
+	rec, idx, err := s.records.CreateRecord(r.Context(), p, chi.URLParam(r, "collection"), body)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -157,7 +167,7 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rec, idx, err := s.eng.UpdateRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), body, r.Header.Get("If-Match"))
+	rec, idx, err := s.records.UpdateRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), body, r.Header.Get("If-Match"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -169,7 +179,7 @@ func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteRecord(w http.ResponseWriter, r *http.Request) {
 	p := recordCaller(r)
-	idx, err := s.eng.DeleteRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.Header.Get("If-Match"))
+	idx, err := s.records.DeleteRecord(r.Context(), p, chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.Header.Get("If-Match"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -22,20 +22,20 @@ import (
 // name short ids. (Real sign-up and sign-in are in auth_users_test.go; the
 // rule tables predate them and still use the simulation.)
 
-// userSimEngine is the real engine, except that a bearer token
+// userSimEngine is the real authenticator, except that a bearer token
 // "user-<id>" authenticates as a user of collection users with that id.
-type userSimEngine struct{ api.Engine }
+type userSimEngine struct{ api.Authenticator }
 
 func (e userSimEngine) Authenticate(ctx context.Context, raw string) (engine.Principal, error) {
 	if u, ok := strings.CutPrefix(raw, "user-"); ok {
 		return engine.Principal{Kind: engine.User, ID: u, Collection: "users"}, nil
 	}
-	return e.Engine.Authenticate(ctx, raw)
+	return e.Authenticator.Authenticate(ctx, raw)
 }
 
 func startWithUsers(t *testing.T) *apitest.Server {
 	t.Helper()
-	return apitest.Start(t, apitest.Options{WrapEngine: func(e api.Engine) api.Engine { return userSimEngine{e} }})
+	return apitest.Start(t, apitest.Options{WrapAuthenticator: func(a api.Authenticator) api.Authenticator { return userSimEngine{a} }})
 }
 
 // as returns the headers of caller: "" is anonymous, "admin" the admin,

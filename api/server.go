@@ -17,10 +17,26 @@ import (
 
 // Options configure the HTTP server.
 type Options struct {
-	Engine  Engine
-	History History
-	Node    Node
-	Stats   StatsFunc
+	// The domain's services, each the interface its routes declare: the
+	// engine's core, then its modules.
+	Settings    SettingStore
+	Migrations  Migrations
+	Collections Collections
+	Records     Records
+	Batch       Batcher
+	Indexes     Indexes
+	CSV         CSV
+	History     History
+	// engine/auth.
+	Authenticator Authenticator
+	UserAuth      UserAuth
+	AuthFlows     AuthFlows
+	AdminAuth     AdminAuth
+	Admins        AdminManager
+	Auditor       Auditor
+
+	Node  Node
+	Stats StatsFunc
 	// SetupKey, when set, must be sent as X-Setup-Key to /admin/setup.
 	SetupKey string
 	// ClusterKey authenticates joins; Secrets returns what a joining node
@@ -49,8 +65,20 @@ type Options struct {
 
 // Server is the HTTP front of one node.
 type Server struct {
-	eng        Engine
+	settings   SettingStore
+	migrations Migrations
+	colls      Collections
+	records    Records
+	batcher    Batcher
+	indexes    Indexes
+	csv        CSV
 	history    History
+	authn      Authenticator
+	users      UserAuth
+	flows      AuthFlows
+	adminAuth  AdminAuth
+	admins     AdminManager
+	auditor    Auditor
 	node       Node
 	stats      StatsFunc
 	setupKey   string
@@ -94,7 +122,10 @@ func New(opts Options) *Server {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{
-		eng: opts.Engine, history: opts.History, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
+		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
+		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History,
+		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, adminAuth: opts.AdminAuth,
+		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}

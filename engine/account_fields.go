@@ -100,10 +100,10 @@ func (e *Engine) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env *r
 		return n > 0, err
 	}
 	if ok, err := holds(ci.ViewRule); err != nil || !ok {
-		return firstErr(err, ErrNotFound)
+		return FirstErr(err, ErrNotFound)
 	}
 	if ok, err := holds(rule); err != nil || !ok {
-		return firstErr(err, ErrForbidden)
+		return FirstErr(err, ErrForbidden)
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func accountSets(ci *Coll, old []any, c *recordUpdateCmd, sets []string, args []
 		return nil, nil, errOldPasswordWrong
 	}
 	if _, ok := c.Values["password"]; ok {
-		sets, args = append(sets, `"password_reset_at" = ?`), append(args, tokenFloorAfter(old[ci.rowIndex("password_reset_at")], c.Now))
+		sets, args = append(sets, `"password_reset_at" = ?`), append(args, TokenFloorAfter(old[ci.rowIndex("password_reset_at")], c.Now))
 	}
 	email, changes := c.Values["email"].(string)
 	_, setsVerified := c.Values["email_verified"]
@@ -128,4 +128,15 @@ func accountSets(ci *Coll, old []any, c *recordUpdateCmd, sets []string, args []
 		sets = append(sets, `"email_verified" = 0`)
 	}
 	return sets, args, nil
+}
+
+// TokenFloorAfter is the token floor of an account after an event at now
+// that ends all of its sessions, given its current floor (nil or 0: none):
+// tokens issued in the current floor's second were dated one second after
+// it (issueAfter), so the new floor covers that second too.
+func TokenFloorAfter(current any, now int64) int64 {
+	if f := asInt64(current); f > 0 {
+		return max(now, f+1)
+	}
+	return now
 }

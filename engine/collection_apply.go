@@ -88,7 +88,7 @@ func (e *Engine) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if err := e.collectionChanged(tx, CollectionChange{New: ci}); err != nil {
 		return nil, err
 	}
-	tx.Emit(fsm.Event{Kind: evSchema, Subject: col.ID})
+	tx.Emit(fsm.Event{Kind: EvSchema, Subject: col.ID})
 	return nil, nil
 }
 
@@ -135,7 +135,7 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if err := e.collectionChanged(tx, CollectionChange{Old: ci}); err != nil {
 		return nil, err
 	}
-	tx.Emit(fsm.Event{Kind: evSchema, Subject: ci.ID})
+	tx.Emit(fsm.Event{Kind: EvSchema, Subject: ci.ID})
 	return nil, nil
 }
 
@@ -215,6 +215,6 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if err := e.collectionChanged(tx, CollectionChange{Old: old, New: next}); err != nil {
 		return nil, err
 	}
-	tx.Emit(fsm.Event{Kind: evSchema, Subject: col.ID})
+	tx.Emit(fsm.Event{Kind: EvSchema, Subject: col.ID})
 	return nil, nil
 }

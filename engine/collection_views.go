@@ -86,7 +86,7 @@ func refreshViewQueries(tx *fsm.Tx) error {
 		if _, err := tx.Exec(`UPDATE _svc_collections SET version = version + 1, data = ? WHERE id = ?`, next.stored(), v.ID); err != nil {
 			return err
 		}
-		tx.Emit(fsm.Event{Kind: evSchema, Subject: v.ID})
+		tx.Emit(fsm.Event{Kind: EvSchema, Subject: v.ID})
 	}
 	return nil
 }

@@ -16,33 +16,11 @@ const (
 	cmdRecordCreate     fsm.Type = 20
 	cmdRecordUpdate     fsm.Type = 21
 	cmdRecordDelete     fsm.Type = 22
-	cmdAdminCreate      fsm.Type = 30
-	cmdAdminUpdate      fsm.Type = 31
-	cmdAdminDelete      fsm.Type = 32
-	cmdAdminsLogout     fsm.Type = 33
-	cmdAdminSession     fsm.Type = 34
-	cmdSettingsPatch    fsm.Type = 40
-	cmdIndexCreate      fsm.Type = 50
-	cmdIndexDelete      fsm.Type = 51
-	cmdRotateKey        fsm.Type = 55
-	cmdRevoke           fsm.Type = 60
-	cmdLockoutFail      fsm.Type = 61
-	cmdLockoutReset     fsm.Type = 62
-	cmdAPITokenCreate   fsm.Type = 63
-	cmdAPITokenDelete   fsm.Type = 64
-	cmdAudit            fsm.Type = 65
-
-	// Auth flows (engine/auth_*.go).
-	cmdPasswordReset      fsm.Type = 70
-	cmdEmailVerify        fsm.Type = 71
-	cmdOTPIssue           fsm.Type = 72
-	cmdOTPAuth            fsm.Type = 73
-	cmdTOTPSetup          fsm.Type = 74
-	cmdTOTPConfirm        fsm.Type = 75
-	cmdTOTPDisable        fsm.Type = 76
-	cmdRecoveryRegenerate fsm.Type = 77
-	cmdMFAExchange        fsm.Type = 78
-	cmdPromote            fsm.Type = 79
+	// 30-34, 60-65 and 70-79: engine/auth.
+	cmdSettingsPatch fsm.Type = 40
+	cmdIndexCreate   fsm.Type = 50
+	cmdIndexDelete   fsm.Type = 51
+	cmdRotateKey     fsm.Type = 55
 
 	// Atomic batches of record operations (engine/batch*.go).
 	cmdBatch fsm.Type = 80
@@ -53,12 +31,9 @@ const (
 
 // Event kinds emitted by the engine's handlers.
 const (
-	evMigrate      = "migrate"
-	evSchema       = "schema"
-	evAdmins       = "admins"
-	evSettings     = "settings"
-	evRevoked      = "revoked"
-	evAPITokens    = "api_tokens"
+	EvMigrate      = "migrate"
+	EvSchema       = "schema"
+	EvSettings     = "settings"
 	EvRecordCreate = "record.create"
 	EvRecordUpdate = "record.update"
 	EvRecordDelete = "record.delete"
@@ -66,17 +41,13 @@ const (
 
 func (e *Engine) register() {
 	e.registerCoreMigrations()
-	e.registerAuthMigrations()
 	e.registerCoreSettings()
-	e.registerAccountHooks()
 	e.registerSearchHooks()
-	e.registerAuthSettings()
 	e.DefineSettings(SettingDef{Key: "vector.max_candidates", Default: "100000"})
 	e.registerRowResult()
 	RegisterResult[BatchResult](e, "batch")
 	RegisterResult[csvChunkResult](e, "csv")
 	RegisterResult[RotateResult](e, "rotate")
-	RegisterResult[flowOutcome](e, "flow")
 
 	e.Command(cmdMigrate, "migrate", e.applyMigrate)
 	e.Command(cmdCollectionCreate, "collection.create", e.applyCollectionCreate)
@@ -85,31 +56,10 @@ func (e *Engine) register() {
 	e.Command(cmdRecordCreate, "record.create", e.applyRecordCreate)
 	e.Command(cmdRecordUpdate, "record.update", e.applyRecordUpdate)
 	e.Command(cmdRecordDelete, "record.delete", e.applyRecordDelete)
-	e.Command(cmdAdminCreate, "admin.create", e.applyAdminCreate)
-	e.Command(cmdAdminUpdate, "admin.update", e.applyAdminUpdate)
-	e.Command(cmdAdminDelete, "admin.delete", e.applyAdminDelete)
-	e.Command(cmdAdminsLogout, "admins.logout", e.applyAdminsLogout)
-	e.Command(cmdAdminSession, "admin.session", e.applyAdminSession)
 	e.Command(cmdSettingsPatch, "settings.patch", e.applySettingsPatch)
 	e.Command(cmdIndexCreate, "index.create", e.applyIndexCreate)
 	e.Command(cmdIndexDelete, "index.delete", e.applyIndexDelete)
 	e.Command(cmdRotateKey, "key.rotate", e.applyRotateKey)
-	e.Command(cmdRevoke, "token.revoke", e.applyRevoke)
-	e.Command(cmdLockoutFail, "lockout.fail", e.applyLockoutFail)
-	e.Command(cmdLockoutReset, "lockout.reset", e.applyLockoutReset)
-	e.Command(cmdAPITokenCreate, "api_token.create", e.applyAPITokenCreate)
-	e.Command(cmdAPITokenDelete, "api_token.delete", e.applyAPITokenDelete)
-	e.Command(cmdAudit, "audit", e.applyAudit)
-	e.Command(cmdPasswordReset, "auth.password_reset", e.applyPasswordReset)
-	e.Command(cmdEmailVerify, "auth.email_verify", e.applyEmailVerify)
-	e.Command(cmdOTPIssue, "auth.otp_issue", e.applyOTPIssue)
-	e.Command(cmdOTPAuth, "auth.otp_auth", e.applyOTPAuth)
-	e.Command(cmdTOTPSetup, "auth.totp_setup", e.applyTOTPSetup)
-	e.Command(cmdTOTPConfirm, "auth.totp_confirm", e.applyTOTPConfirm)
-	e.Command(cmdTOTPDisable, "auth.totp_disable", e.applyTOTPDisable)
-	e.Command(cmdRecoveryRegenerate, "auth.recovery_regenerate", e.applyRecoveryRegenerate)
-	e.Command(cmdMFAExchange, "auth.mfa_exchange", e.applyMFAExchange)
-	e.Command(cmdPromote, "auth.promote", e.applyPromote)
 	e.Command(cmdBatch, "record.batch", e.applyBatch)
 	e.Command(cmdCSVImport, "record.csv_import", e.applyCSVImport)
 }

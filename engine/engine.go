@@ -10,7 +10,6 @@ import (
 
 	"svcd/engine/crypt"
 	"svcd/engine/password"
-	"svcd/engine/token"
 	"svcd/fsm"
 )
 
@@ -22,14 +21,14 @@ type Proposer interface {
 
 // Options configure an Engine.
 type Options struct {
-	Store  *fsm.Store
-	Signer *token.Signer
+	Store *fsm.Store
 	// Clock is the wall clock for timestamps resolved before proposing.
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// PasswordParams are the argon2id costs for new hashes.
 	PasswordParams password.Params
-	// Outbound makes HTTP requests to the outside through the SSRF guard.
+	// Outbound makes HTTP requests to the outside through the SSRF guard
+	// (the password breach check).
 	Outbound Outbound
 	// Keyring seals secret settings and encrypted fields (nil: no
 	// encryption key, values are stored as they are).
@@ -40,7 +39,6 @@ type Options struct {
 type Engine struct {
 	store    *fsm.Store
 	proposer Proposer
-	signer   *token.Signer
 	now      func() time.Time
 	log      *slog.Logger
 	pwParams password.Params
@@ -48,15 +46,10 @@ type Engine struct {
 	keyring  *crypt.Keyring
 
 	schema   atomic.Pointer[schemaSet]
-	admins   atomic.Pointer[adminSet]
 	settings atomic.Pointer[map[string]string]
 	applied  *applyCache
-	version  atomic.Int64 // schema version of the internal tables
-	revoked  revokedSet
-	tokens   atomic.Pointer[apiTokenSet] // API tokens by hash and id
-	etagKey  atomic.Pointer[[]byte]      // see etag.go
-	// mailSlots holds a token per background auth mail in flight.
-	mailSlots chan struct{}
+	version  atomic.Int64           // schema version of the internal tables
+	etagKey  atomic.Pointer[[]byte] // see etag.go
 
 	reg registries // module.go
 }
@@ -74,15 +67,13 @@ func New(opts Options) (*Engine, error) {
 		opts.PasswordParams = password.Default
 	}
 	e := &Engine{
-		store:     opts.Store,
-		signer:    opts.Signer,
-		now:       opts.Clock,
-		log:       opts.Logger,
-		pwParams:  opts.PasswordParams,
-		outbound:  opts.Outbound,
-		keyring:   opts.Keyring,
-		mailSlots: make(chan struct{}, mailSlots),
-		applied:   newApplyCache(),
+		store:    opts.Store,
+		now:      opts.Clock,
+		log:      opts.Logger,
+		pwParams: opts.PasswordParams,
+		outbound: opts.Outbound,
+		keyring:  opts.Keyring,
+		applied:  newApplyCache(),
 	}
 	e.reg.fsm = opts.Store.Registry()
 	e.register()
@@ -102,26 +93,20 @@ func (e *Engine) SetProposer(p Proposer) {
 
 // onEvents rebuilds the caches that committed commands invalidated.
 func (e *Engine) onEvents(events []fsm.Event) {
-	var schema, admins, settings, revoked, tokens bool
+	var schema, settings, all bool
 	for _, ev := range events {
 		switch ev.Kind {
-		case evAPITokens:
-			tokens = true
-		case evRevoked:
-			e.revoked.add(ev.Subject)
-		case evSchema:
+		case EvSchema:
 			schema = true
-		case evAdmins:
-			admins = true
-		case evSettings:
+		case EvSettings:
 			settings = true
-		case fsm.KindRestore, evMigrate:
-			schema, admins, settings, revoked, tokens = true, true, true, true, true
+		case fsm.KindRestore, EvMigrate:
+			schema, settings, all = true, true, true
 			e.applied.reset()
 		}
 	}
 	ctx := context.Background()
-	if schema && admins && settings {
+	if all {
 		if v, err := e.readSchemaVersion(ctx); err == nil {
 			e.version.Store(v)
 		}
@@ -131,27 +116,12 @@ func (e *Engine) onEvents(events []fsm.Event) {
 			e.log.Error("reload collections", "err", err)
 		}
 	}
-	if admins {
-		if err := e.reloadAdmins(ctx); err != nil {
-			e.log.Error("reload admins", "err", err)
-		}
-	}
 	if settings {
 		if err := e.reloadSettings(ctx); err != nil {
 			e.log.Error("reload settings", "err", err)
 		}
 	}
-	if revoked && e.version.Load() >= 2 {
-		if err := e.reloadRevoked(ctx); err != nil {
-			e.log.Error("reload revoked tokens", "err", err)
-		}
-	}
-	if tokens && e.version.Load() >= 2 {
-		if err := e.reloadAPITokens(ctx); err != nil {
-			e.log.Error("reload API tokens", "err", err)
-		}
-	}
-	if schema && admins && settings {
+	if all {
 		if err := e.reloadETagKey(ctx); err != nil {
 			e.log.Error("reload etag key", "err", err)
 		}
@@ -168,28 +138,15 @@ func (e *Engine) reloadAll(ctx context.Context) error {
 	}
 	e.version.Store(v)
 	e.schema.Store(&schemaSet{byName: map[string]*Coll{}, byID: map[string]*Coll{}})
-	e.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
 	e.settings.Store(&map[string]string{})
-	e.tokens.Store(&apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}})
 	if v == 0 {
 		return nil
 	}
 	if err := e.reloadSchema(ctx); err != nil {
 		return err
 	}
-	if err := e.reloadAdmins(ctx); err != nil {
-		return err
-	}
 	if err := e.reloadSettings(ctx); err != nil {
 		return err
-	}
-	if v >= 2 {
-		if err := e.reloadRevoked(ctx); err != nil {
-			return err
-		}
-		if err := e.reloadAPITokens(ctx); err != nil {
-			return err
-		}
 	}
 	return e.reloadETagKey(ctx)
 }

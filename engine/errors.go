@@ -70,13 +70,11 @@ func FieldError(field, msg string) *Error {
 
 // Errors the core and its modules answer with.
 var (
-	ErrNotFound     = &Error{Kind: KindNotFound, Message: "The requested resource wasn't found"}
-	ErrForbidden    = &Error{Kind: KindForbidden, Message: "You are not allowed to perform this request"}
-	ErrAdminOnly    = &Error{Kind: KindForbidden, Message: "Only admins can perform this action"}
-	errViewWrite    = &Error{Kind: KindMethodNotAllowed, Message: "View collections are read-only"}
-	ErrInvalidCreds = &Error{Kind: KindUnauthorized, Message: "Invalid credentials"}
-	ErrSchemaMoved  = &Error{Kind: KindConflict, Message: "The collection changed while the request was in flight; retry"}
-	errAdminExists  = &Error{Kind: KindConflict, Message: "An admin already exists"}
+	ErrNotFound    = &Error{Kind: KindNotFound, Message: "The requested resource wasn't found"}
+	ErrForbidden   = &Error{Kind: KindForbidden, Message: "You are not allowed to perform this request"}
+	ErrAdminOnly   = &Error{Kind: KindForbidden, Message: "Only admins can perform this action"}
+	errViewWrite   = &Error{Kind: KindMethodNotAllowed, Message: "View collections are read-only"}
+	ErrSchemaMoved = &Error{Kind: KindConflict, Message: "The collection changed while the request was in flight; retry"}
 )
 
 // AsError returns err as a domain error, or nil.
@@ -93,4 +91,12 @@ func AsError(err error) *Error {
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Kind == e.Kind && t.Message == e.Message
+}
+
+// FirstErr is err when set, else alt.
+func FirstErr(err error, alt *Error) error {
+	if err != nil {
+		return err
+	}
+	return alt
 }

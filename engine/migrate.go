@@ -149,7 +149,7 @@ func (e *Engine) applyMigrate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			ON CONFLICT (k) DO UPDATE SET v = excluded.v`, c.Version); err != nil {
 			return nil, err
 		}
-		tx.Emit(fsm.Event{Kind: evMigrate})
+		tx.Emit(fsm.Event{Kind: EvMigrate})
 	}
 	return nil, nil
 }

@@ -99,3 +99,13 @@ func (ci *Coll) scanRow(scan func(dest ...any) error) ([]any, error) {
 	}
 	return row, nil
 }
+
+func asInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}

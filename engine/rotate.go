@@ -190,7 +190,7 @@ func (e *Engine) applyRotateKey(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		}
 	}
 	if len(c.Settings) > 0 {
-		tx.Emit(fsm.Event{Kind: evSettings})
+		tx.Emit(fsm.Event{Kind: EvSettings})
 	}
 	return out, nil
 }

@@ -35,7 +35,7 @@ func (e *Engine) DefineSettings(defs ...SettingDef) {
 }
 
 // defaults maps setting keys to defaults, for DefineSettings.
-func defaults(kv ...string) []SettingDef {
+func Defaults(kv ...string) []SettingDef {
 	out := make([]SettingDef, 0, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		out = append(out, SettingDef{Key: kv[i], Default: kv[i+1]})
@@ -47,7 +47,7 @@ func defaults(kv ...string) []SettingDef {
 // read, and those of features whose modules are not built yet (mail,
 // storage, jobs, notifications), so that they are listed and validated.
 func (e *Engine) registerCoreSettings() {
-	e.DefineSettings(defaults(
+	e.DefineSettings(Defaults(
 		"app.url", "",
 		"docs.enabled", "1",
 		"cors.origins", "",
@@ -259,7 +259,7 @@ func (e *Engine) applySettingsPatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			return nil, err
 		}
 	}
-	tx.Emit(fsm.Event{Kind: evSettings})
+	tx.Emit(fsm.Event{Kind: EvSettings})
 	return nil, nil
 }
 

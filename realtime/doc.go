@@ -27,5 +27,5 @@
 // token runs out.
 //
 // Rules, record rendering and credentials belong to the engine: the
-// package asks an Authorizer (EngineAuthorizer adapts *engine.Engine).
+// package asks an Authorizer (EngineAuthorizer adapts the engine and its auth module).
 package realtime

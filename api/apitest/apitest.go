@@ -37,9 +37,9 @@ const (
 type Options struct {
 	// SetupKey is passed to api.Options.SetupKey.
 	SetupKey string
-	// WrapEngine, when set, wraps the engine the HTTP layer sees (for
-	// example to inject principals of other admin roles).
-	WrapEngine func(api.Engine) api.Engine
+	// WrapAuthenticator, when set, wraps the authenticator the HTTP layer
+	// sees (for example to inject principals of other admin roles).
+	WrapAuthenticator func(api.Authenticator) api.Authenticator
 	// Logger receives the node's logs; they are discarded when nil unless
 	// SVCD_TEST_LOG=1.
 	Logger *slog.Logger
@@ -99,8 +99,8 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatalf("apitest: node not ready: %v", err)
 	}
 	o := st.APIOptions(logger)
-	if opts.WrapEngine != nil {
-		o.Engine = opts.WrapEngine(o.Engine)
+	if opts.WrapAuthenticator != nil {
+		o.Authenticator = opts.WrapAuthenticator(o.Authenticator)
 	}
 	o.SetupKey, o.ClusterKey, o.BodyMinRate, o.BodyGrace = opts.SetupKey, opts.ClusterKey, opts.BodyMinRate, opts.BodyGrace
 	handler := api.New(o)

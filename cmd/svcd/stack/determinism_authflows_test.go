@@ -14,6 +14,7 @@ import (
 
 	"svcd/cmd/svcd/stack"
 	"svcd/engine"
+	"svcd/engine/auth"
 	"svcd/engine/token"
 	"svcd/engine/totp"
 )
@@ -79,12 +80,13 @@ type flowUser struct {
 	token     string // a session token, "" when none is at hand
 	secret    string // TOTP secret from the last setup
 	recovery  []string
-	otp       *engine.IssuedOTP
+	otp       *auth.IssuedOTP
 }
 
 type flowWorkload struct {
 	t      *testing.T
 	eng    *engine.Engine
+	auth   *auth.Auth
 	signer *token.Signer
 	ctx    context.Context
 	coll   string // collection id
@@ -110,7 +112,7 @@ func newFlowWorkload(t *testing.T, node *replNode) *flowWorkload {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	w := &flowWorkload{t: t, eng: node.Engine, signer: signer, ctx: ctx,
+	w := &flowWorkload{t: t, eng: node.Engine, auth: node.Auth, signer: signer, ctx: ctx,
 		users: map[string]*flowUser{}, outcomes: map[uint64]detOutcome{}, logged: map[string]int{}, kinds: map[string]int{}}
 	c, _, err := w.eng.CreateCollection(ctx, []byte(`{"name":"members","type":"auth","create_rule":"","fields":[{"name":"name","type":"text"}],
 		"view_rule":"id = @request.auth.id","update_rule":"id = @request.auth.id",
@@ -196,7 +198,7 @@ func (w *flowWorkload) update(email string, f func(u *flowUser)) {
 
 // session signs email in and returns a session token ("" behind TOTP).
 func (w *flowWorkload) session(email string) string {
-	s, err := w.eng.LoginUser(w.ctx, "members", email, flowPassword, "10.0.0.9")
+	s, err := w.auth.LoginUser(w.ctx, "members", email, flowPassword, "10.0.0.9")
 	if err != nil || s.MFARequired {
 		return ""
 	}
@@ -207,7 +209,7 @@ func (w *flowWorkload) principal(tok string) (engine.Principal, bool) {
 	if tok == "" {
 		return engine.Principal{}, false
 	}
-	p, err := w.eng.Authenticate(w.ctx, tok)
+	p, err := w.auth.Authenticate(w.ctx, tok)
 	return p, err == nil
 }
 
@@ -227,7 +229,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 	switch op := r.IntN(20); {
 	case op == 0 || u == nil:
 		email := fmt.Sprintf("u%d@example.com", r.IntN(10))
-		rec, idx, err := w.eng.Register(w.ctx, engine.Principal{}, "members", []byte(`{"email":"`+email+`","password":"`+flowPassword+`"}`))
+		rec, idx, err := w.auth.Register(w.ctx, engine.Principal{}, "members", []byte(`{"email":"`+email+`","password":"`+flowPassword+`"}`))
 		w.note("register", idx, err, false)
 		if err == nil {
 			var v struct{ ID string }
@@ -237,7 +239,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 			w.mu.Unlock()
 		}
 	case op == 1 || op == 19:
-		s, idx, err := w.eng.SignInAnonymous(w.ctx, "members")
+		s, idx, err := w.auth.SignInAnonymous(w.ctx, "members")
 		w.note("anonymous", idx, err, false)
 		if err == nil {
 			w.mu.Lock()
@@ -257,7 +259,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 			return
 		}
 		email := fmt.Sprintf("p%d@example.com", r.IntN(6))
-		s, idx, err := w.eng.Promote(w.ctx, p, "members", []byte(`{"email":"`+email+`","password":"`+flowPassword+`","name":"G"}`))
+		s, idx, err := w.auth.Promote(w.ctx, p, "members", []byte(`{"email":"`+email+`","password":"`+flowPassword+`","name":"G"}`))
 		w.note("promote", idx, err, false)
 		if err == nil {
 			w.mu.Lock()
@@ -265,28 +267,28 @@ func (w *flowWorkload) step(r *rand.Rand) {
 			w.mu.Unlock()
 		}
 	case op == 3:
-		otp, idx, err := w.eng.IssueOTP(w.ctx, "members", u.email)
+		otp, idx, err := w.auth.IssueOTP(w.ctx, "members", u.email)
 		w.note("otp.issue", idx, err, false)
 		w.update(u.email, func(x *flowUser) { x.otp = otp })
 	case op <= 5:
 		if u.otp == nil {
 			return
 		}
-		in := engine.OTPAuth{Code: u.otp.Code, Email: u.email}
+		in := auth.OTPAuth{Code: u.otp.Code, Email: u.email}
 		switch r.IntN(3) {
 		case 0:
-			in = engine.OTPAuth{Token: u.otp.Token}
+			in = auth.OTPAuth{Token: u.otp.Token}
 		case 1:
 			in.Code = fmt.Sprintf("%06d", r.IntN(1000000))
 		}
-		_, idx, err := w.eng.AuthWithOTP(w.ctx, "members", in)
+		_, idx, err := w.auth.AuthWithOTP(w.ctx, "members", in)
 		w.note("otp.auth", idx, err, wrongCodeCounted(err))
 	case op == 6:
 		p, ok := w.principal(u.token)
 		if !ok {
 			return
 		}
-		s, idx, err := w.eng.SetupTOTP(w.ctx, p, "members")
+		s, idx, err := w.auth.SetupTOTP(w.ctx, p, "members")
 		w.note("totp.setup", idx, err, false)
 		if err != nil {
 			return
@@ -294,7 +296,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		w.update(u.email, func(x *flowUser) { x.secret = s.Secret })
 		if r.IntN(3) > 0 {
 			code, _ := totp.Code(s.Secret, time.Now())
-			on, idx, err := w.eng.ConfirmTOTP(w.ctx, p, "members", code)
+			on, idx, err := w.auth.ConfirmTOTP(w.ctx, p, "members", code)
 			w.note("totp.confirm", idx, err, false)
 			if err == nil {
 				w.update(u.email, func(x *flowUser) { x.recovery = on.RecoveryCodes })
@@ -306,13 +308,13 @@ func (w *flowWorkload) step(r *rand.Rand) {
 			return
 		}
 		code, _ := totp.Code(u.secret, time.Now())
-		on, idx, err := w.eng.ConfirmTOTP(w.ctx, p, "members", code)
+		on, idx, err := w.auth.ConfirmTOTP(w.ctx, p, "members", code)
 		w.note("totp.confirm", idx, err, false)
 		if err == nil {
 			w.update(u.email, func(x *flowUser) { x.recovery = on.RecoveryCodes })
 		}
 	case op <= 12:
-		s, err := w.eng.LoginUser(w.ctx, "members", u.email, flowPassword, "10.0.0.9")
+		s, err := w.auth.LoginUser(w.ctx, "members", u.email, flowPassword, "10.0.0.9")
 		if err != nil || !s.MFARequired {
 			return
 		}
@@ -328,7 +330,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		if code == "" && rec == "" {
 			code = fmt.Sprintf("%06d", r.IntN(1000000))
 		}
-		sess, idx, err := w.eng.LoginMFA(w.ctx, "members", s.MFAToken, code, rec)
+		sess, idx, err := w.auth.LoginMFA(w.ctx, "members", s.MFAToken, code, rec)
 		w.note("mfa.exchange", idx, err, wrongCodeCounted(err))
 		if err == nil {
 			w.update(u.email, func(x *flowUser) { x.token = sess.Token })
@@ -338,14 +340,14 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		if !ok || len(u.recovery) == 0 {
 			return
 		}
-		idx, err := w.eng.DisableTOTP(w.ctx, p, "members", "", u.recovery[r.IntN(len(u.recovery))])
+		idx, err := w.auth.DisableTOTP(w.ctx, p, "members", "", u.recovery[r.IntN(len(u.recovery))])
 		w.note("totp.disable", idx, err, false)
 	case op == 14:
 		p, ok := w.principal(u.token)
 		if !ok {
 			return
 		}
-		codes, idx, err := w.eng.RegenerateRecoveryCodes(w.ctx, p, "members")
+		codes, idx, err := w.auth.RegenerateRecoveryCodes(w.ctx, p, "members")
 		w.note("recovery.regenerate", idx, err, false)
 		if err == nil {
 			w.update(u.email, func(x *flowUser) { x.recovery = codes })
@@ -356,7 +358,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 			w.t.Fatal(err)
 		}
 		for range 1 + r.IntN(2) { // a second use is refused at apply
-			idx, err := w.eng.ConfirmPasswordReset(w.ctx, "members", tok, flowPassword)
+			idx, err := w.auth.ConfirmPasswordReset(w.ctx, "members", tok, flowPassword)
 			w.note("reset.confirm", idx, err, false)
 		}
 		w.update(u.email, func(x *flowUser) { x.token = "" })
@@ -368,10 +370,10 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		if err != nil {
 			w.t.Fatal(err)
 		}
-		idx, err := w.eng.ConfirmVerification(w.ctx, "members", tok)
+		idx, err := w.auth.ConfirmVerification(w.ctx, "members", tok)
 		w.note("verify.confirm", idx, err, false)
 	case op == 18:
-		idx, err := w.eng.AdminDisableMFA(w.ctx, "members", u.id)
+		idx, err := w.auth.AdminDisableMFA(w.ctx, "members", u.id)
 		w.note("admin.disable_mfa", idx, err, false)
 	}
 }

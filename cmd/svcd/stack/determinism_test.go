@@ -15,6 +15,7 @@ import (
 
 	"svcd/cmd/svcd/stack"
 	"svcd/engine"
+	"svcd/engine/auth"
 	"svcd/engine/schema"
 )
 
@@ -34,7 +35,7 @@ func TestDeterministicReplay(t *testing.T) {
 
 	dir := t.TempDir()
 	node := replOpen(t, stack.Config{DataDir: dir})
-	w := newDetWorkload(t, node.Engine)
+	w := newDetWorkload(t, node.Domain)
 	w.setup()
 
 	// Serial, concurrent (schema changes from one goroutine only), serial.
@@ -95,9 +96,10 @@ func collectionNames(e *engine.Engine) string {
 
 // detWorkload is the random operation generator and its bookkeeping.
 type detWorkload struct {
-	t   *testing.T
-	eng *engine.Engine
-	ctx context.Context
+	t    *testing.T
+	eng  *engine.Engine
+	auth *auth.Auth
+	ctx  context.Context
 
 	admin engine.Principal
 
@@ -119,11 +121,11 @@ type detOutcome struct {
 	result string
 }
 
-func newDetWorkload(t *testing.T, eng *engine.Engine) *detWorkload {
+func newDetWorkload(t *testing.T, dom *stack.Domain) *detWorkload {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return &detWorkload{
-		t: t, eng: eng, ctx: ctx,
+		t: t, eng: dom.Engine, auth: dom.Auth, ctx: ctx,
 		admin:    engine.Principal{Kind: engine.AdminPrincipal, ID: "adm_test", Role: engine.RoleOwner},
 		colls:    map[string]string{},
 		records:  map[string]map[string]string{},
@@ -214,7 +216,7 @@ func (w *detWorkload) must(op string, idx uint64, err error) {
 }
 
 func (w *detWorkload) setup() {
-	_, idx, err := w.eng.CreateOwner(w.ctx, "owner0@example.com", "correct-horse-battery")
+	_, idx, err := w.auth.CreateOwner(w.ctx, "owner0@example.com", "correct-horse-battery")
 	w.must("setup owner", idx, err)
 	_, idx, err = w.eng.PatchSettings(w.ctx, []byte(`{"app.url": "https://svcd.test", "cors.max_age": 300}`))
 	w.must("setup settings", idx, err)
@@ -583,7 +585,7 @@ func (w *detWorkload) opOwner(r *rand.Rand) {
 	if r.IntN(6) == 0 {
 		pw = "short" // validation error
 	}
-	_, idx, err := w.eng.CreateOwner(w.ctx, fmt.Sprintf("Owner%d@Example.com", r.IntN(8)), pw)
+	_, idx, err := w.auth.CreateOwner(w.ctx, fmt.Sprintf("Owner%d@Example.com", r.IntN(8)), pw)
 	w.note("owner", idx, err)
 }
 

@@ -2,7 +2,9 @@ package stack
 
 import (
 	"svcd/engine"
+	"svcd/engine/auth"
 	"svcd/engine/history"
+	"svcd/engine/token"
 )
 
 // Domain is the engine's core with every module wired to it: the one
@@ -11,18 +13,30 @@ import (
 // the registries are sealed before anything is applied.
 type Domain struct {
 	Engine *engine.Engine
+	// Auth signs admins, users and API tokens in and keeps their sessions.
+	Auth *auth.Auth
 	// History keeps and serves record history.
 	History *history.History
 }
 
+// DomainOptions configure the core and its modules.
+type DomainOptions struct {
+	engine.Options
+	// Signer signs and verifies session tokens (engine/auth).
+	Signer *token.Signer
+}
+
 // NewDomain builds the core on opts.Store and wires the modules. Call it
 // before the consensus layer applies any entry.
-func NewDomain(opts engine.Options) (*Domain, error) {
-	eng, err := engine.New(opts)
+func NewDomain(opts DomainOptions) (*Domain, error) {
+	eng, err := engine.New(opts.Options)
 	if err != nil {
 		return nil, err
 	}
 	d := &Domain{Engine: eng}
+	if d.Auth, err = auth.New(eng, auth.Options{Signer: opts.Signer, Outbound: opts.Outbound}); err != nil {
+		return nil, err
+	}
 	d.History = history.New(eng)
 	if err := eng.Seal(); err != nil {
 		return nil, err

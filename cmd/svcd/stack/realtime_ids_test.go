@@ -67,7 +67,7 @@ func TestRealtimeIDsAgreeAcrossReplicas(t *testing.T) {
 	tmp := t.TempDir()
 	for _, batch := range []int{len(entries), 1} {
 		rep := replOpenStore(t, filepath.Join(tmp, fmt.Sprintf("replica%d.db", batch)))
-		hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(rep.Engine), MaxPending: 1 << 20})
+		hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(rep.Engine, rep.Auth), MaxPending: 1 << 20})
 		rep.Observe(hub.Observe)
 		conn := anonConn(t, hub)
 		for i := 0; i < len(entries); i += batch {

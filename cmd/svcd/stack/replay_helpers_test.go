@@ -20,6 +20,7 @@ import (
 
 	"svcd/cmd/svcd/stack"
 	"svcd/engine"
+	"svcd/engine/auth"
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
@@ -172,6 +173,7 @@ func short(h string) string {
 type replStore struct {
 	*fsm.Store
 	Engine *engine.Engine
+	Auth   *auth.Auth
 	fatal  *atomic.Value
 }
 
@@ -198,12 +200,12 @@ func replOpenStore(t *testing.T, path string) *replStore {
 	if err != nil {
 		t.Fatalf("token.NewSigner: %v", err)
 	}
-	dom, err := stack.NewDomain(engine.Options{Store: s, Signer: signer, Logger: replLogger(), PasswordParams: replPasswordParams})
+	dom, err := stack.NewDomain(stack.DomainOptions{Signer: signer, Options: engine.Options{Store: s, Logger: replLogger(), PasswordParams: replPasswordParams}})
 	if err != nil {
 		s.Close()
 		t.Fatalf("stack.NewDomain: %v", err)
 	}
-	return &replStore{Store: s, Engine: dom.Engine, fatal: fatal}
+	return &replStore{Store: s, Engine: dom.Engine, Auth: dom.Auth, fatal: fatal}
 }
 
 func (s *replStore) checkFatal(t *testing.T, what string) {

@@ -126,13 +126,13 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// engine exists.
 	var eng *engine.Engine
 	guard := egress.New(func(k string) string { return eng.Setting(k) })
-	dom, err := NewDomain(engine.Options{Store: store, Signer: signer, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard, Keyring: ring})
+	dom, err := NewDomain(DomainOptions{Signer: signer, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	eng = dom.Engine
-	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex()})
+	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng, dom.Auth), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex()})
 	store.Observe(hub.Observe)
 	node, err := cluster.Open(cluster.Config{
 		NodeID:            id,

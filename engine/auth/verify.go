@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"strings"
 	"time"
@@ -21,22 +23,22 @@ const verifyTTL = 72 * time.Hour
 // RequestVerification mails a verification link to email if it is an
 // unverified, non-anonymous account of collection name. Like the password
 // reset request it answers the same, at once, whatever the account.
-func (e *Engine) RequestVerification(ctx context.Context, name, email string) error {
-	ci, addr, sender, err := e.mailRequest(name, email, "", "")
+func (au *Auth) RequestVerification(ctx context.Context, name, email string) error {
+	ci, addr, sender, err := au.mailRequest(name, email, "", "")
 	if err != nil {
 		return err
 	}
-	e.later("email verification", func(ctx context.Context) error {
-		row, err := e.userByEmail(ctx, ci, addr)
-		if err != nil || row == nil || asBool(row[ci.rowIndex("is_anonymous")]) || asBool(row[ci.rowIndex("email_verified")]) {
+	au.later("email verification", func(ctx context.Context) error {
+		row, err := au.userByEmail(ctx, ci, addr)
+		if err != nil || row == nil || asBool(row[ci.RowIndex("is_anonymous")]) || asBool(row[ci.RowIndex("email_verified")]) {
 			return err
 		}
-		stored, _ := row[ci.rowIndex("email")].(string)
-		tok, _, err := e.signer.Issue(token.Claims{ID: asString(row[0]), Email: stored, Collection: ci.ID}, audVerify, e.now(), verifyTTL)
+		stored, _ := row[ci.RowIndex("email")].(string)
+		tok, _, err := au.signer.Issue(token.Claims{ID: engine.AsString(row[0]), Email: stored, Collection: ci.ID}, audVerify, au.core.Now(), verifyTTL)
 		if err != nil {
 			return err
 		}
-		c, err := mail.VerificationEmail(e.mailInput(ci, tok, "", verifyTTL))
+		c, err := mail.VerificationEmail(au.mailInput(ci, tok, "", verifyTTL))
 		if err != nil {
 			return err
 		}
@@ -53,28 +55,28 @@ type emailVerifyCmd struct {
 }
 
 // ConfirmVerification marks the token's account verified.
-func (e *Engine) ConfirmVerification(ctx context.Context, name, tok string) (uint64, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) ConfirmVerification(ctx context.Context, name, tok string) (uint64, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return 0, err
 	}
 	if d := blankDetails("token", tok); len(d) > 0 {
-		return 0, ValidationError(d)
+		return 0, engine.ValidationError(d)
 	}
-	c, err := e.signer.Verify(tok, audVerify)
+	c, err := au.signer.Verify(tok, audVerify)
 	if err != nil || c.Collection != ci.ID {
 		return 0, errBadFlowToken
 	}
-	_, idx, err := e.propose(ctx, cmdEmailVerify, emailVerifyCmd{Coll: ci.ID, UserID: c.ID, Email: c.Email, Now: e.now().Unix()})
+	_, idx, err := au.core.Propose(ctx, cmdEmailVerify, emailVerifyCmd{Coll: ci.ID, UserID: c.ID, Email: c.Email, Now: au.core.Now().Unix()})
 	return idx, err
 }
 
-func (e *Engine) applyEmailVerify(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[emailVerifyCmd](cmd)
+func (au *Auth) applyEmailVerify(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[emailVerifyCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.authCollForApply(tx, c.Coll)
+	ci, err := au.authCollForApply(tx, c.Coll)
 	if err != nil {
 		return nil, errBadFlowToken
 	}
@@ -82,12 +84,12 @@ func (e *Engine) applyEmailVerify(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if row == nil || !strings.EqualFold(asString(row[ci.rowIndex("email")]), c.Email) {
+	if row == nil || !strings.EqualFold(engine.AsString(row[ci.RowIndex("email")]), c.Email) {
 		return nil, errBadFlowToken
 	}
-	if asBool(row[ci.rowIndex("email_verified")]) {
+	if asBool(row[ci.RowIndex("email_verified")]) {
 		return nil, nil
 	}
-	_, err = e.setUserColumns(tx, ci, c.UserID, c.Now, []string{"email_verified = 1"}, nil)
+	_, err = au.setUserColumns(tx, ci, c.UserID, c.Now, []string{"email_verified = 1"}, nil)
 	return nil, err
 }

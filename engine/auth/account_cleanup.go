@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"database/sql"
 	"errors"
 
@@ -21,7 +23,7 @@ var accountTables = [...]struct {
 // collID, or of every user of it when id is "", in the apply transaction
 // of the delete that removes them.
 func dropAccountState(tx *fsm.Tx, collID, id string) error {
-	v, err := internalVersionTx(tx)
+	v, err := engine.InternalVersionTx(tx)
 	if err != nil {
 		return err
 	}
@@ -53,34 +55,23 @@ func dropAccountState(tx *fsm.Tx, collID, id string) error {
 // than any session may last.
 const deletedFloorsKept = 400 * 24 * 3600
 
-// tokenFloorAfter is the token floor of an account after an event at now
-// that ends all of its sessions, given its current floor (nil or 0: none):
-// tokens issued in the current floor's second were dated one second after
-// it (issueAfter), so the new floor covers that second too.
-func tokenFloorAfter(current any, now int64) int64 {
-	if f := asInt64(current); f > 0 {
-		return max(now, f+1)
-	}
-	return now
-}
-
 // accountLifecycle keeps the token floors of auth record row of ci in step
 // with its creation and deletion, inside the change's transaction.
-func accountLifecycle(tx *fsm.Tx, kind string, ci *Coll, row []any, at int64) error {
-	if kind == EvRecordUpdate {
+func accountLifecycle(tx *fsm.Tx, kind string, ci *engine.Coll, row []any, at int64) error {
+	if kind == engine.EvRecordUpdate {
 		return nil
 	}
-	if v, err := internalVersionTx(tx); err != nil || v < 5 {
+	if v, err := engine.InternalVersionTx(tx); err != nil || v < 5 {
 		return err
 	}
-	id := asString(row[0])
-	if kind == EvRecordDelete {
+	id := engine.AsString(row[0])
+	if kind == engine.EvRecordDelete {
 		if _, err := tx.Exec(`DELETE FROM _svc_deleted_accounts WHERE floor < ?`, at-deletedFloorsKept); err != nil {
 			return err
 		}
 		_, err := tx.Exec(`INSERT INTO _svc_deleted_accounts (coll, id, floor) VALUES (?, ?, ?)
 			ON CONFLICT (coll, id) DO UPDATE SET floor = max(floor, excluded.floor)`,
-			ci.ID, id, tokenFloorAfter(row[ci.rowIndex("password_reset_at")], at))
+			ci.ID, id, engine.TokenFloorAfter(row[ci.RowIndex("password_reset_at")], at))
 		return err
 	}
 	var floor int64
@@ -91,29 +82,29 @@ func accountLifecycle(tx *fsm.Tx, kind string, ci *Coll, row []any, at int64) er
 	if err != nil {
 		return err
 	}
-	floor = max(floor, asInt64(row[ci.rowIndex("password_reset_at")]))
-	if _, err := tx.Exec(`UPDATE `+ci.table+` SET password_reset_at = ? WHERE id = ?`, floor, id); err != nil {
+	floor = max(floor, engine.AsInt64(row[ci.RowIndex("password_reset_at")]))
+	if _, err := tx.Exec(`UPDATE `+ci.Table()+` SET password_reset_at = ? WHERE id = ?`, floor, id); err != nil {
 		return err
 	}
-	row[ci.rowIndex("password_reset_at")] = floor // the row the creator sees
+	row[ci.RowIndex("password_reset_at")] = floor // the row the creator sees
 	return nil
 }
 
 // registerAccountHooks keeps account state (sessions' floors, second
 // factors, codes) in step with auth records and collections.
-func (e *Engine) registerAccountHooks() {
-	e.OnRecordWrite(RecordHook{Name: "accounts", Apply: func(tx *fsm.Tx, w *RecordWrite) error {
+func (au *Auth) registerAccountHooks() {
+	au.core.OnRecordWrite(engine.RecordHook{Name: "accounts", Apply: func(tx *fsm.Tx, w *engine.RecordWrite) error {
 		if w.Coll.Type != schema.TypeAuth {
 			return nil
 		}
-		if w.Kind == EvRecordDelete {
-			if err := dropAccountState(tx, w.Coll.ID, asString(w.Row[0])); err != nil {
+		if w.Kind == engine.EvRecordDelete {
+			if err := dropAccountState(tx, w.Coll.ID, engine.AsString(w.Row[0])); err != nil {
 				return err
 			}
 		}
 		return accountLifecycle(tx, w.Kind, w.Coll, w.Row, w.At)
 	}})
-	e.OnCollectionChange(CollectionHook{Name: "accounts", Apply: func(tx *fsm.Tx, c CollectionChange) error {
+	au.core.OnCollectionChange(engine.CollectionHook{Name: "accounts", Apply: func(tx *fsm.Tx, c engine.CollectionChange) error {
 		if c.New != nil || c.Old.Type != schema.TypeAuth {
 			return nil
 		}

@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"slices"
 	"strings"
@@ -16,14 +18,14 @@ import (
 // command is applied.
 
 var (
-	errLastOwner    = &Error{Kind: KindConflict, Message: "The last owner can be neither demoted nor deleted"}
-	errRoleTooHigh  = &Error{Kind: KindForbidden, Message: "You cannot grant a role above your own"}
-	errAdminUnknown = &Error{Kind: KindNotFound, Message: "Admin not found"}
+	errLastOwner    = &engine.Error{Kind: engine.KindConflict, Message: "The last owner can be neither demoted nor deleted"}
+	errRoleTooHigh  = &engine.Error{Kind: engine.KindForbidden, Message: "You cannot grant a role above your own"}
+	errAdminUnknown = &engine.Error{Kind: engine.KindNotFound, Message: "Admin not found"}
 )
 
 // Admins lists every admin, by email.
-func (e *Engine) Admins() []*Admin {
-	set := e.admins.Load()
+func (au *Auth) Admins() []*Admin {
+	set := au.admins.Load()
 	out := make([]*Admin, 0, len(set.byID))
 	for _, a := range set.byID {
 		out = append(out, a)
@@ -34,19 +36,19 @@ func (e *Engine) Admins() []*Admin {
 
 // CreateAdmin adds an admin; role defaults to editor and may not exceed
 // the caller's.
-func (e *Engine) CreateAdmin(ctx context.Context, caller Principal, email, plain, role string) (*Admin, uint64, error) {
-	cmd, verr := e.prepareAdmin(email, plain, role, false)
+func (au *Auth) CreateAdmin(ctx context.Context, caller engine.Principal, email, plain, role string) (*Admin, uint64, error) {
+	cmd, verr := au.prepareAdmin(email, plain, role, false)
 	if verr != nil {
 		return nil, 0, verr
 	}
-	if ParseRole(cmd.Role) > caller.Role {
+	if engine.ParseRole(cmd.Role) > caller.Role {
 		return nil, 0, errRoleTooHigh
 	}
-	_, idx, err := e.propose(ctx, cmdAdminCreate, cmd)
+	_, idx, err := au.core.Propose(ctx, cmdAdminCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	return e.AdminByID(cmd.ID), idx, nil
+	return au.AdminByID(cmd.ID), idx, nil
 }
 
 // AdminPatch is a change to an admin; nil members stay.
@@ -66,11 +68,11 @@ type adminUpdateCmd struct {
 
 // UpdateAdmin changes an admin's email, password or role. A new password
 // signs the admin out everywhere; a role may not exceed the caller's.
-func (e *Engine) UpdateAdmin(ctx context.Context, caller Principal, id string, p AdminPatch) (*Admin, uint64, error) {
-	if e.AdminByID(id) == nil {
+func (au *Auth) UpdateAdmin(ctx context.Context, caller engine.Principal, id string, p AdminPatch) (*Admin, uint64, error) {
+	if au.AdminByID(id) == nil {
 		return nil, 0, errAdminUnknown
 	}
-	cmd := adminUpdateCmd{ID: id, Now: e.now().Unix()}
+	cmd := adminUpdateCmd{ID: id, Now: au.core.Now().Unix()}
 	d := map[string]string{}
 	if p.Email != nil {
 		stored, msg := schema.NormalizeValue(emailField, *p.Email)
@@ -81,9 +83,9 @@ func (e *Engine) UpdateAdmin(ctx context.Context, caller Principal, id string, p
 		cmd.Email = &s
 	}
 	if p.Role != nil {
-		r := ParseRole(*p.Role)
+		r := engine.ParseRole(*p.Role)
 		switch {
-		case r == RoleNone:
+		case r == engine.RoleNone:
 			d["role"] = "must be viewer, editor, developer or owner"
 		case r > caller.Role:
 			return nil, 0, errRoleTooHigh
@@ -91,25 +93,25 @@ func (e *Engine) UpdateAdmin(ctx context.Context, caller Principal, id string, p
 		cmd.Role = p.Role
 	}
 	if p.Password != nil {
-		if msg := e.checkPasswordPolicy(*p.Password); msg != "" {
+		if msg := au.core.CheckPasswordPolicy(*p.Password); msg != "" {
 			d["password"] = msg
 		}
 	}
 	if len(d) > 0 {
-		return nil, 0, ValidationError(d)
+		return nil, 0, engine.ValidationError(d)
 	}
 	if p.Password != nil {
-		h, err := password.Hash(*p.Password, e.pwParams)
+		h, err := password.Hash(*p.Password, au.core.PasswordParams())
 		if err != nil {
-			return nil, 0, Errorf(KindInternal, "could not hash the password")
+			return nil, 0, engine.Errorf(engine.KindInternal, "could not hash the password")
 		}
 		cmd.Hash = &h
 	}
-	_, idx, err := e.propose(ctx, cmdAdminUpdate, cmd)
+	_, idx, err := au.core.Propose(ctx, cmdAdminUpdate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	return e.AdminByID(id), idx, nil
+	return au.AdminByID(id), idx, nil
 }
 
 type adminDeleteCmd struct {
@@ -117,11 +119,11 @@ type adminDeleteCmd struct {
 }
 
 // DeleteAdmin removes an admin; its tokens stop working at once.
-func (e *Engine) DeleteAdmin(ctx context.Context, id string) (uint64, error) {
-	if e.AdminByID(id) == nil {
+func (au *Auth) DeleteAdmin(ctx context.Context, id string) (uint64, error) {
+	if au.AdminByID(id) == nil {
 		return 0, errAdminUnknown
 	}
-	_, idx, err := e.propose(ctx, cmdAdminDelete, adminDeleteCmd{ID: id})
+	_, idx, err := au.core.Propose(ctx, cmdAdminDelete, adminDeleteCmd{ID: id})
 	return idx, err
 }
 
@@ -130,8 +132,8 @@ type adminsLogoutCmd struct {
 }
 
 // LogoutAllAdmins refuses every admin token issued until now.
-func (e *Engine) LogoutAllAdmins(ctx context.Context) (uint64, error) {
-	_, idx, err := e.propose(ctx, cmdAdminsLogout, adminsLogoutCmd{Now: e.now().Unix()})
+func (au *Auth) LogoutAllAdmins(ctx context.Context) (uint64, error) {
+	_, idx, err := au.core.Propose(ctx, cmdAdminsLogout, adminsLogoutCmd{Now: au.core.Now().Unix()})
 	return idx, err
 }
 
@@ -142,8 +144,8 @@ func otherOwners(tx *fsm.Tx, id string) (int, error) {
 	return n, err
 }
 
-func (e *Engine) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[adminUpdateCmd](cmd)
+func (au *Auth) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[adminUpdateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -151,15 +153,15 @@ func (e *Engine) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err := tx.QueryRow(`SELECT role FROM _svc_admins WHERE id = ?`, c.ID).Scan(&role); err != nil {
 		return nil, errAdminUnknown
 	}
-	if c.Role != nil && role == RoleOwner.String() && *c.Role != role {
+	if c.Role != nil && role == engine.RoleOwner.String() && *c.Role != role {
 		if n, err := otherOwners(tx, c.ID); err != nil || n == 0 {
-			return nil, firstErr(err, errLastOwner)
+			return nil, engine.FirstErr(err, errLastOwner)
 		}
 	}
 	if c.Email != nil {
 		if _, err := tx.Exec(`UPDATE _svc_admins SET email = ? WHERE id = ?`, *c.Email, c.ID); err != nil {
-			if isUniqueViolation(err) {
-				return nil, FieldError("email", "an admin with this email already exists")
+			if engine.IsUniqueViolation(err) {
+				return nil, engine.FieldError("email", "an admin with this email already exists")
 			}
 			return nil, err
 		}
@@ -184,8 +186,8 @@ func (e *Engine) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (e *Engine) applyAdminDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[adminDeleteCmd](cmd)
+func (au *Auth) applyAdminDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[adminDeleteCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -193,9 +195,9 @@ func (e *Engine) applyAdminDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err := tx.QueryRow(`SELECT role FROM _svc_admins WHERE id = ?`, c.ID).Scan(&role); err != nil {
 		return nil, errAdminUnknown
 	}
-	if role == RoleOwner.String() {
+	if role == engine.RoleOwner.String() {
 		if n, err := otherOwners(tx, c.ID); err != nil || n == 0 {
-			return nil, firstErr(err, errLastOwner)
+			return nil, engine.FirstErr(err, errLastOwner)
 		}
 	}
 	for _, q := range []string{`DELETE FROM _svc_admins WHERE id = ?`, `DELETE FROM _svc_admin_sessions WHERE admin_id = ?`,
@@ -209,8 +211,8 @@ func (e *Engine) applyAdminDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (e *Engine) applyAdminsLogout(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[adminsLogoutCmd](cmd)
+func (au *Auth) applyAdminsLogout(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[adminsLogoutCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -222,12 +224,4 @@ func (e *Engine) applyAdminsLogout(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	tx.Emit(fsm.Event{Kind: evAdmins})
 	return nil, nil
-}
-
-// firstErr is err when set, else alt.
-func firstErr(err error, alt *Error) error {
-	if err != nil {
-		return err
-	}
-	return alt
 }

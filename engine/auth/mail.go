@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"errors"
 	"net/url"
@@ -18,9 +20,9 @@ import (
 // account exists.
 
 var (
-	errMailOff = &Error{Kind: KindValidation,
+	errMailOff = &engine.Error{Kind: engine.KindValidation,
 		Message: "Email delivery is not configured (set smtp.enabled=1 and smtp.*, or mail.transport=http and mail.http.url)"}
-	errMailBroken = &Error{Kind: KindValidation, Message: "Email delivery is misconfigured; see the server log"}
+	errMailBroken = &engine.Error{Kind: engine.KindValidation, Message: "Email delivery is misconfigured; see the server log"}
 )
 
 // mailSlots bounds the background deliveries in flight on one node; a
@@ -33,24 +35,24 @@ const mailDeadline = time.Minute
 
 // mailer returns a Sender for the current settings, or the 422 that says
 // mail is off or broken.
-func (e *Engine) mailer() (*mail.Sender, error) {
-	cfg, err := mail.FromSettings(e.Setting)
+func (au *Auth) mailer() (*mail.Sender, error) {
+	cfg, err := mail.FromSettings(au.core.Setting)
 	if errors.Is(err, mail.ErrNotConfigured) {
 		return nil, errMailOff
 	}
 	if err != nil {
-		e.log.Warn("mail settings", "err", err)
+		au.core.Logger().Warn("mail settings", "err", err)
 		return nil, errMailBroken
 	}
 	if cfg.Transport == mail.TransportHTTP {
-		if e.outbound == nil {
+		if au.outbound == nil {
 			return nil, errMailOff
 		}
-		cfg.HTTP.Post = e.outbound.Post
+		cfg.HTTP.Post = au.outbound.Post
 	}
 	s, err := mail.New(cfg)
 	if err != nil {
-		e.log.Warn("mail settings", "err", err)
+		au.core.Logger().Warn("mail settings", "err", err)
 		return nil, errMailBroken
 	}
 	return s, nil
@@ -58,8 +60,8 @@ func (e *Engine) mailer() (*mail.Sender, error) {
 
 // appName names the application in messages and in authenticator apps:
 // the host of app.url, else "svc".
-func (e *Engine) appName() string {
-	if u, err := url.Parse(strings.TrimSpace(e.Setting("app.url"))); err == nil && u.Hostname() != "" {
+func (au *Auth) appName() string {
+	if u, err := url.Parse(strings.TrimSpace(au.core.Setting("app.url"))); err == nil && u.Hostname() != "" {
 		return u.Hostname()
 	}
 	return "svc"
@@ -67,13 +69,13 @@ func (e *Engine) appName() string {
 
 // mailInput is the template input for collection ci; links point under
 // app.url when it is a valid URL, else the message carries the token only.
-func (e *Engine) mailInput(ci *Coll, token, code string, ttl time.Duration) mail.Input {
-	in := mail.Input{AppName: e.appName(), Collection: ci.Name, Token: token, Code: code, Expires: ttl}
-	if base := strings.TrimSpace(e.Setting("app.url")); base != "" {
+func (au *Auth) mailInput(ci *engine.Coll, token, code string, ttl time.Duration) mail.Input {
+	in := mail.Input{AppName: au.appName(), Collection: ci.Name, Token: token, Code: code, Expires: ttl}
+	if base := strings.TrimSpace(au.core.Setting("app.url")); base != "" {
 		if _, err := mail.Link(base, "/", "", "x"); err == nil {
 			in.AppURL = base
 		} else {
-			e.log.Warn("app.url is not an absolute URL; auth emails carry no link", "app.url", base)
+			au.core.Logger().Warn("app.url is not an absolute URL; auth emails carry no link", "app.url", base)
 		}
 	}
 	return in
@@ -81,19 +83,19 @@ func (e *Engine) mailInput(ci *Coll, token, code string, ttl time.Duration) mail
 
 // later runs fn in the background with its own deadline, after the
 // request that asked for it has been answered; failures go to the log.
-func (e *Engine) later(what string, fn func(ctx context.Context) error) {
+func (au *Auth) later(what string, fn func(ctx context.Context) error) {
 	select {
-	case e.mailSlots <- struct{}{}:
+	case au.mailSlots <- struct{}{}:
 	default:
-		e.log.Warn("auth mail dropped: too many deliveries in flight", "what", what)
+		au.core.Logger().Warn("auth mail dropped: too many deliveries in flight", "what", what)
 		return
 	}
 	go func() {
-		defer func() { <-e.mailSlots }()
+		defer func() { <-au.mailSlots }()
 		ctx, cancel := context.WithTimeout(context.Background(), mailDeadline)
 		defer cancel()
 		if err := fn(ctx); err != nil {
-			e.log.Warn("auth mail failed", "what", what, "err", err)
+			au.core.Logger().Warn("auth mail failed", "what", what, "err", err)
 		}
 	}()
 }
@@ -107,19 +109,19 @@ func send(ctx context.Context, s *mail.Sender, c mail.Content, addr string) erro
 // answering: the auth collection, the feature (when named), the address
 // and the mail configuration. It returns the collection, the normalized
 // address and the sender.
-func (e *Engine) mailRequest(name, email, feature, what string) (*Coll, string, *mail.Sender, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) mailRequest(name, email, feature, what string) (*engine.Coll, string, *mail.Sender, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if feature != "" && !e.authFeature(ci, feature) {
+	if feature != "" && !au.authFeature(ci, feature) {
 		return nil, "", nil, errFeatureOff(what)
 	}
 	addr, msg := normalizeEmail(email)
 	if msg != "" {
-		return nil, "", nil, FieldError("email", msg)
+		return nil, "", nil, engine.FieldError("email", msg)
 	}
-	sender, err := e.mailer()
+	sender, err := au.mailer()
 	if err != nil {
 		return nil, "", nil, err
 	}

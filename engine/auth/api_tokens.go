@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -86,7 +88,7 @@ func ValidScope(s string) bool {
 }
 
 // MintAPIToken creates a token for the calling admin.
-func (e *Engine) MintAPIToken(ctx context.Context, caller Principal, name string, scopes []string, ttlSeconds int64) (*MintedToken, uint64, error) {
+func (au *Auth) MintAPIToken(ctx context.Context, caller engine.Principal, name string, scopes []string, ttlSeconds int64) (*MintedToken, uint64, error) {
 	d := map[string]string{}
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 {
@@ -109,20 +111,20 @@ func (e *Engine) MintAPIToken(ctx context.Context, caller Principal, name string
 		}
 	}
 	if len(d) > 0 {
-		return nil, 0, ValidationError(d)
+		return nil, 0, engine.ValidationError(d)
 	}
 	if !caller.IsAdmin() || caller.Scopes != nil {
-		return nil, 0, &Error{Kind: KindForbidden, Message: "Only an admin signed in with a password can mint API tokens"}
+		return nil, 0, &engine.Error{Kind: engine.KindForbidden, Message: "Only an admin signed in with a password can mint API tokens"}
 	}
 	raw := make([]byte, 20)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, 0, err
 	}
 	tok := APITokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw))
-	now := e.now()
-	cmd := apiTokenCreateCmd{ID: "tok_" + NewID(), Name: name, Hash: hashAPIToken(tok), Scopes: scopes,
+	now := au.core.Now()
+	cmd := apiTokenCreateCmd{ID: "tok_" + engine.NewID(), Name: name, Hash: hashAPIToken(tok), Scopes: scopes,
 		AdminID: caller.ID, Created: now.Unix(), ExpiresAt: now.Add(ttl).Unix()}
-	_, idx, err := e.propose(ctx, cmdAPITokenCreate, cmd)
+	_, idx, err := au.core.Propose(ctx, cmdAPITokenCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
@@ -135,8 +137,8 @@ func hashAPIToken(tok string) string {
 }
 
 // APITokens lists the tokens' metadata, newest first.
-func (e *Engine) APITokens() []*APIToken {
-	set := e.tokens.Load()
+func (au *Auth) APITokens() []*APIToken {
+	set := au.tokens.Load()
 	out := make([]*APIToken, 0, len(set.byID))
 	for _, t := range set.byID {
 		out = append(out, t)
@@ -148,16 +150,16 @@ func (e *Engine) APITokens() []*APIToken {
 }
 
 // DeleteAPIToken revokes a token.
-func (e *Engine) DeleteAPIToken(ctx context.Context, id string) (uint64, error) {
-	if e.tokens.Load().byID[id] == nil {
-		return 0, &Error{Kind: KindNotFound, Message: "API token not found"}
+func (au *Auth) DeleteAPIToken(ctx context.Context, id string) (uint64, error) {
+	if au.tokens.Load().byID[id] == nil {
+		return 0, &engine.Error{Kind: engine.KindNotFound, Message: "API token not found"}
 	}
-	_, idx, err := e.propose(ctx, cmdAPITokenDelete, apiTokenDeleteCmd{ID: id})
+	_, idx, err := au.core.Propose(ctx, cmdAPITokenDelete, apiTokenDeleteCmd{ID: id})
 	return idx, err
 }
 
-func (e *Engine) applyAPITokenCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[apiTokenCreateCmd](cmd)
+func (au *Auth) applyAPITokenCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[apiTokenCreateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -171,8 +173,8 @@ func (e *Engine) applyAPITokenCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (e *Engine) applyAPITokenDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[apiTokenDeleteCmd](cmd)
+func (au *Auth) applyAPITokenDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[apiTokenDeleteCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -183,9 +185,9 @@ func (e *Engine) applyAPITokenDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (e *Engine) reloadAPITokens(ctx context.Context) error {
+func (au *Auth) reloadAPITokens(ctx context.Context) error {
 	set := &apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}}
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		rows, err := r.Query(`SELECT id, name, hash, scopes, admin_id, created, expires_at FROM _svc_api_tokens`)
 		if err != nil {
 			return err
@@ -207,6 +209,6 @@ func (e *Engine) reloadAPITokens(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: load API tokens: %w", err)
 	}
-	e.tokens.Store(set)
+	au.tokens.Store(set)
 	return nil
 }

@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -19,11 +21,11 @@ import (
 // as keyed hashes and are single-use.
 
 var (
-	errTOTPOn      = &Error{Kind: KindConflict, Message: "TOTP is already enabled; disable it first"}
-	errTOTPOff     = &Error{Kind: KindValidation, Message: "TOTP is not enabled"}
-	errTOTPNoSetup = &Error{Kind: KindValidation, Message: "No TOTP setup is pending; call totp/setup first"}
-	errTOTPMoved   = &Error{Kind: KindConflict, Message: "The TOTP setup changed meanwhile; confirm with the newest secret"}
-	errBadCode     = &Error{Kind: KindValidation, Message: "Validation failed", Details: map[string]any{"code": "is not a valid code"}}
+	errTOTPOn      = &engine.Error{Kind: engine.KindConflict, Message: "TOTP is already enabled; disable it first"}
+	errTOTPOff     = &engine.Error{Kind: engine.KindValidation, Message: "TOTP is not enabled"}
+	errTOTPNoSetup = &engine.Error{Kind: engine.KindValidation, Message: "No TOTP setup is pending; call totp/setup first"}
+	errTOTPMoved   = &engine.Error{Kind: engine.KindConflict, Message: "The TOTP setup changed meanwhile; confirm with the newest secret"}
+	errBadCode     = &engine.Error{Kind: engine.KindValidation, Message: "Validation failed", Details: map[string]any{"code": "is not a valid code"}}
 )
 
 // TOTPSetup is the answer of totp/setup.
@@ -52,10 +54,10 @@ type totpState struct {
 	lastStep int64
 }
 
-func (e *Engine) totpState(ctx context.Context, coll, uid string) (*totpState, error) {
+func (au *Auth) totpState(ctx context.Context, coll, uid string) (*totpState, error) {
 	var st totpState
 	var enabled int64
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT secret, enabled, last_step FROM _svc_totp WHERE coll = ? AND user_id = ?`, coll, uid).
 			Scan(&st.sealed, &enabled, &st.lastStep)
 	})
@@ -70,8 +72,8 @@ func (e *Engine) totpState(ctx context.Context, coll, uid string) (*totpState, e
 }
 
 // totpEnabled reports whether the account has TOTP on, on this replica.
-func (e *Engine) totpEnabled(ctx context.Context, coll, uid string) (bool, error) {
-	st, err := e.totpState(ctx, coll, uid)
+func (au *Auth) totpEnabled(ctx context.Context, coll, uid string) (bool, error) {
+	st, err := au.totpState(ctx, coll, uid)
 	return st != nil && st.enabled, err
 }
 
@@ -86,19 +88,19 @@ func totpOnTx(tx *fsm.Tx, coll, uid string) (bool, error) {
 
 // totpCaller resolves the collection, the feature switch and the caller
 // for the TOTP endpoints; anonymous accounts have no second factor.
-func (e *Engine) totpCaller(ctx context.Context, p Principal, name string) (*Coll, []any, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) totpCaller(ctx context.Context, p engine.Principal, name string) (*engine.Coll, []any, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !e.authFeature(ci, "mfa") {
+	if !au.authFeature(ci, "mfa") {
 		return nil, nil, errFeatureOff("MFA")
 	}
-	row, err := e.ownUser(ctx, p, ci)
+	row, err := au.ownUser(ctx, p, ci)
 	if err != nil {
 		return nil, nil, err
 	}
-	if asBool(row[ci.rowIndex("is_anonymous")]) {
+	if asBool(row[ci.RowIndex("is_anonymous")]) {
 		return nil, nil, errNoAnonymous
 	}
 	return ci, row, nil
@@ -113,35 +115,35 @@ type totpSetupCmd struct {
 
 // SetupTOTP makes a new secret for the caller, pending until confirmed.
 // Calling it again replaces a pending secret; with TOTP on it is a 409.
-func (e *Engine) SetupTOTP(ctx context.Context, p Principal, name string) (*TOTPSetup, uint64, error) {
-	ci, row, err := e.totpCaller(ctx, p, name)
+func (au *Auth) SetupTOTP(ctx context.Context, p engine.Principal, name string) (*TOTPSetup, uint64, error) {
+	ci, row, err := au.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, 0, err
 	}
-	uid := asString(row[0])
-	account := strings.ReplaceAll(asString(row[ci.rowIndex("email")]), ":", "_")
-	key, err := totp.Generate(strings.ReplaceAll(e.appName(), ":", "_"), account)
+	uid := engine.AsString(row[0])
+	account := strings.ReplaceAll(engine.AsString(row[ci.RowIndex("email")]), ":", "_")
+	key, err := totp.Generate(strings.ReplaceAll(au.appName(), ":", "_"), account)
 	if err != nil {
 		return nil, 0, err
 	}
-	sealed, err := e.sealTOTP(ci.ID, uid, key.Secret)
+	sealed, err := au.sealTOTP(ci.ID, uid, key.Secret)
 	if err != nil {
 		return nil, 0, err
 	}
-	_, idx, err := e.propose(ctx, cmdTOTPSetup, totpSetupCmd{Coll: ci.ID, UserID: uid, Secret: sealed, Now: e.now().Unix()})
+	_, idx, err := au.core.Propose(ctx, cmdTOTPSetup, totpSetupCmd{Coll: ci.ID, UserID: uid, Secret: sealed, Now: au.core.Now().Unix()})
 	if err != nil {
 		return nil, idx, err
 	}
 	return &TOTPSetup{Secret: key.Secret, OTPAuthURL: key.URL}, idx, nil
 }
 
-func (e *Engine) applyTOTPSetup(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[totpSetupCmd](cmd)
+func (au *Auth) applyTOTPSetup(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[totpSetupCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
 	if on, err := totpOnTx(tx, c.Coll, c.UserID); err != nil || on {
-		return nil, firstErr(err, errTOTPOn)
+		return nil, engine.FirstErr(err, errTOTPOn)
 	}
 	_, err = tx.Exec(`INSERT INTO _svc_totp (coll, user_id, secret, enabled, last_step, created, updated)
 		VALUES (?, ?, ?, 0, 0, ?, ?)
@@ -160,12 +162,12 @@ type totpConfirmCmd struct {
 }
 
 // newRecoveryCodes makes ten codes and their stored hashes.
-func (e *Engine) newRecoveryCodes() ([]string, []string, error) {
+func (au *Auth) newRecoveryCodes() ([]string, []string, error) {
 	codes, err := totp.GenerateRecoveryCodes()
 	if err != nil {
 		return nil, nil, err
 	}
-	key := e.signer.DeriveKey(keyRecovery)
+	key := au.signer.DeriveKey(keyRecovery)
 	hashes := make([]string, len(codes))
 	for i, c := range codes {
 		if hashes[i], err = totp.HashRecoveryCode(key, c); err != nil {
@@ -177,16 +179,16 @@ func (e *Engine) newRecoveryCodes() ([]string, []string, error) {
 
 // ConfirmTOTP turns TOTP on with a code of the pending secret and returns
 // the ten recovery codes (shown this once).
-func (e *Engine) ConfirmTOTP(ctx context.Context, p Principal, name, code string) (*TOTPEnabled, uint64, error) {
-	ci, row, err := e.totpCaller(ctx, p, name)
+func (au *Auth) ConfirmTOTP(ctx context.Context, p engine.Principal, name, code string) (*TOTPEnabled, uint64, error) {
+	ci, row, err := au.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, 0, err
 	}
 	if d := blankDetails("code", code); len(d) > 0 {
-		return nil, 0, ValidationError(d)
+		return nil, 0, engine.ValidationError(d)
 	}
-	uid := asString(row[0])
-	st, err := e.totpState(ctx, ci.ID, uid)
+	uid := engine.AsString(row[0])
+	st, err := au.totpState(ctx, ci.ID, uid)
 	switch {
 	case err != nil:
 		return nil, 0, err
@@ -195,20 +197,20 @@ func (e *Engine) ConfirmTOTP(ctx context.Context, p Principal, name, code string
 	case st.enabled:
 		return nil, 0, errTOTPOn
 	}
-	secret, err := e.openTOTP(ci.ID, uid, st.sealed)
+	secret, err := au.openTOTP(ci.ID, uid, st.sealed)
 	if err != nil {
 		return nil, 0, err
 	}
-	step, ok := totp.Match(code, secret, e.now())
+	step, ok := totp.Match(code, secret, au.core.Now())
 	if !ok {
 		return nil, 0, errBadCode
 	}
-	codes, hashes, err := e.newRecoveryCodes()
+	codes, hashes, err := au.newRecoveryCodes()
 	if err != nil {
 		return nil, 0, err
 	}
-	_, idx, err := e.propose(ctx, cmdTOTPConfirm, totpConfirmCmd{
-		Coll: ci.ID, UserID: uid, Secret: st.sealed, Step: step, Hashes: hashes, Now: e.now().Unix(),
+	_, idx, err := au.core.Propose(ctx, cmdTOTPConfirm, totpConfirmCmd{
+		Coll: ci.ID, UserID: uid, Secret: st.sealed, Step: step, Hashes: hashes, Now: au.core.Now().Unix(),
 	})
 	if err != nil {
 		return nil, idx, err
@@ -216,8 +218,8 @@ func (e *Engine) ConfirmTOTP(ctx context.Context, p Principal, name, code string
 	return &TOTPEnabled{Enabled: true, RecoveryCodes: codes}, idx, nil
 }
 
-func (e *Engine) applyTOTPConfirm(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[totpConfirmCmd](cmd)
+func (au *Auth) applyTOTPConfirm(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[totpConfirmCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -268,9 +270,9 @@ type secondFactor struct {
 // checkFactor evaluates code (a TOTP code) or recovery (a recovery code)
 // against the account's sealed secret. A wrong or malformed one gives the
 // zero value, which no account accepts.
-func (e *Engine) checkFactor(coll, uid string, st *totpState, code, recovery string) secondFactor {
+func (au *Auth) checkFactor(coll, uid string, st *totpState, code, recovery string) secondFactor {
 	if recovery != "" {
-		h, err := totp.HashRecoveryCode(e.signer.DeriveKey(keyRecovery), recovery)
+		h, err := totp.HashRecoveryCode(au.signer.DeriveKey(keyRecovery), recovery)
 		if err != nil {
 			return secondFactor{}
 		}
@@ -279,12 +281,12 @@ func (e *Engine) checkFactor(coll, uid string, st *totpState, code, recovery str
 	if st == nil {
 		return secondFactor{}
 	}
-	secret, err := e.openTOTP(coll, uid, st.sealed)
+	secret, err := au.openTOTP(coll, uid, st.sealed)
 	if err != nil {
-		e.log.Warn("totp secret", "err", err)
+		au.core.Logger().Warn("totp secret", "err", err)
 		return secondFactor{}
 	}
-	if step, ok := totp.Match(code, secret, e.now()); ok {
+	if step, ok := totp.Match(code, secret, au.core.Now()); ok {
 		return secondFactor{Step: step}
 	}
 	return secondFactor{}
@@ -333,65 +335,65 @@ type totpDisableCmd struct {
 
 // DisableTOTP turns the caller's TOTP off with a current code or a
 // recovery code (code may hold either; recovery only a recovery code).
-func (e *Engine) DisableTOTP(ctx context.Context, p Principal, name, code, recovery string) (uint64, error) {
-	ci, row, err := e.totpCaller(ctx, p, name)
+func (au *Auth) DisableTOTP(ctx context.Context, p engine.Principal, name, code, recovery string) (uint64, error) {
+	ci, row, err := au.totpCaller(ctx, p, name)
 	if err != nil {
 		return 0, err
 	}
 	code, recovery = strings.TrimSpace(code), strings.TrimSpace(recovery)
 	if code == "" && recovery == "" {
-		return 0, ValidationError(map[string]string{"code": "cannot be blank"})
+		return 0, engine.ValidationError(map[string]string{"code": "cannot be blank"})
 	}
 	if recovery == "" && len(strings.ReplaceAll(code, " ", "")) != totp.Digits {
 		code, recovery = "", code // not a TOTP code: try it as a recovery code
 	}
-	uid := asString(row[0])
-	st, err := e.totpState(ctx, ci.ID, uid)
+	uid := engine.AsString(row[0])
+	st, err := au.totpState(ctx, ci.ID, uid)
 	if err != nil {
 		return 0, err
 	}
 	if st == nil || !st.enabled {
 		return 0, errTOTPOff
 	}
-	f := e.checkFactor(ci.ID, uid, st, code, recovery)
+	f := au.checkFactor(ci.ID, uid, st, code, recovery)
 	if f == (secondFactor{}) {
 		return 0, errBadCode
 	}
-	_, idx, err := e.propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: uid, Factor: f, Now: e.now().Unix()})
+	_, idx, err := au.core.Propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: uid, Factor: f, Now: au.core.Now().Unix()})
 	return idx, err
 }
 
 // AdminDisableMFA clears a user's TOTP (secret and recovery codes), for an
 // admin; it succeeds when TOTP was off already. 404 for an unknown user.
-func (e *Engine) AdminDisableMFA(ctx context.Context, name, id string) (uint64, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) AdminDisableMFA(ctx context.Context, name, id string) (uint64, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return 0, err
 	}
-	row, err := e.userByID(ctx, ci, id)
+	row, err := au.userByID(ctx, ci, id)
 	if err != nil {
 		return 0, err
 	}
 	if row == nil {
 		return 0, errUserNotFound
 	}
-	_, idx, err := e.propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: id, Admin: true, Now: e.now().Unix()})
+	_, idx, err := au.core.Propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: id, Admin: true, Now: au.core.Now().Unix()})
 	return idx, err
 }
 
-var errUserNotFound = &Error{Kind: KindNotFound, Message: "User not found"}
+var errUserNotFound = &engine.Error{Kind: engine.KindNotFound, Message: "User not found"}
 
-func (e *Engine) applyTOTPDisable(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[totpDisableCmd](cmd)
+func (au *Auth) applyTOTPDisable(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[totpDisableCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
 	if !c.Admin {
 		if on, err := totpOnTx(tx, c.Coll, c.UserID); err != nil || !on {
-			return nil, firstErr(err, errTOTPOff)
+			return nil, engine.FirstErr(err, errTOTPOff)
 		}
 		if ok, err := useFactorTx(tx, c.Coll, c.UserID, c.Factor, c.Now); err != nil || !ok {
-			return nil, firstErr(err, errBadCode)
+			return nil, engine.FirstErr(err, errBadCode)
 		}
 	}
 	for _, q := range []string{`DELETE FROM _svc_totp WHERE coll = ? AND user_id = ?`,
@@ -411,49 +413,49 @@ type recoveryRegenerateCmd struct {
 
 // RegenerateRecoveryCodes replaces the caller's recovery codes with ten
 // new ones, returned this once. TOTP must be on.
-func (e *Engine) RegenerateRecoveryCodes(ctx context.Context, p Principal, name string) ([]string, uint64, error) {
-	ci, row, err := e.totpCaller(ctx, p, name)
+func (au *Auth) RegenerateRecoveryCodes(ctx context.Context, p engine.Principal, name string) ([]string, uint64, error) {
+	ci, row, err := au.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, 0, err
 	}
-	uid := asString(row[0])
-	if on, err := e.totpEnabled(ctx, ci.ID, uid); err != nil || !on {
-		return nil, 0, firstErr(err, errTOTPOff)
+	uid := engine.AsString(row[0])
+	if on, err := au.totpEnabled(ctx, ci.ID, uid); err != nil || !on {
+		return nil, 0, engine.FirstErr(err, errTOTPOff)
 	}
-	codes, hashes, err := e.newRecoveryCodes()
+	codes, hashes, err := au.newRecoveryCodes()
 	if err != nil {
 		return nil, 0, err
 	}
-	_, idx, err := e.propose(ctx, cmdRecoveryRegenerate, recoveryRegenerateCmd{Coll: ci.ID, UserID: uid, Hashes: hashes})
+	_, idx, err := au.core.Propose(ctx, cmdRecoveryRegenerate, recoveryRegenerateCmd{Coll: ci.ID, UserID: uid, Hashes: hashes})
 	if err != nil {
 		return nil, idx, err
 	}
 	return codes, idx, nil
 }
 
-func (e *Engine) applyRecoveryRegenerate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[recoveryRegenerateCmd](cmd)
+func (au *Auth) applyRecoveryRegenerate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[recoveryRegenerateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
 	if on, err := totpOnTx(tx, c.Coll, c.UserID); err != nil || !on {
-		return nil, firstErr(err, errTOTPOff)
+		return nil, engine.FirstErr(err, errTOTPOff)
 	}
 	return nil, replaceRecoveryCodes(tx, c.Coll, c.UserID, c.Hashes)
 }
 
 // RecoveryCodesStatus counts the caller's recovery codes (both 0 when TOTP
 // is off).
-func (e *Engine) RecoveryCodesStatus(ctx context.Context, p Principal, name string) (*RecoveryStatus, error) {
-	ci, row, err := e.totpCaller(ctx, p, name)
+func (au *Auth) RecoveryCodesStatus(ctx context.Context, p engine.Principal, name string) (*RecoveryStatus, error) {
+	ci, row, err := au.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, err
 	}
 	var st RecoveryStatus
-	err = e.store.View(ctx, func(r *fsm.Reader) error {
+	err = au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT count(*), coalesce(sum(used_at = 0), 0) FROM _svc_recovery_codes
 			WHERE coll = ? AND user_id = ? AND EXISTS (SELECT 1 FROM _svc_totp t WHERE t.coll = ? AND t.user_id = ? AND t.enabled = 1)`,
-			ci.ID, asString(row[0]), ci.ID, asString(row[0])).Scan(&st.Total, &st.Remaining)
+			ci.ID, engine.AsString(row[0]), ci.ID, engine.AsString(row[0])).Scan(&st.Total, &st.Remaining)
 	})
 	return &st, err
 }

@@ -1,10 +1,12 @@
-package engine
+package auth
+
+import "svcd/engine"
 
 // The auth module's internal tables (admins, sessions, tokens, lockouts,
 // audit, second factors). Versions 1 to 5 are the baseline every release
 // since the first replays: never change them.
-func (e *Engine) registerAuthMigrations() {
-	e.Migration(Migration{Version: 1, Owner: "auth", Stmts: []string{
+func (au *Auth) registerAuthMigrations() {
+	au.core.Migration(engine.Migration{Version: 1, Owner: "auth", Stmts: []string{
 		`CREATE TABLE _svc_admins (
 			id TEXT PRIMARY KEY,
 			email TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -13,7 +15,7 @@ func (e *Engine) registerAuthMigrations() {
 			created INTEGER NOT NULL,
 			updated INTEGER NOT NULL)`,
 	}})
-	e.Migration(Migration{Version: 2, Owner: "auth", Stmts: []string{
+	au.core.Migration(engine.Migration{Version: 2, Owner: "auth", Stmts: []string{
 		// Revoked token ids, kept until the token would have expired.
 		`CREATE TABLE _svc_revoked (jti TEXT PRIMARY KEY, exp INTEGER NOT NULL) WITHOUT ROWID`,
 		// Failed logins per hashed (email, client IP), for the lockout.
@@ -32,7 +34,7 @@ func (e *Engine) registerAuthMigrations() {
 			method TEXT NOT NULL, path TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,
 			status INTEGER NOT NULL, ip TEXT NOT NULL, at INTEGER NOT NULL)`,
 	}})
-	e.Migration(Migration{Version: 3, Owner: "auth", Stmts: []string{
+	au.core.Migration(engine.Migration{Version: 3, Owner: "auth", Stmts: []string{
 		// Email OTP tokens: keyed hashes of the link token and the code,
 		// wrong codes counted (auth_otp.go).
 		`CREATE TABLE _svc_otps (id TEXT PRIMARY KEY, coll TEXT NOT NULL, user_id TEXT NOT NULL,
@@ -52,7 +54,7 @@ func (e *Engine) registerAuthMigrations() {
 		`CREATE TABLE _svc_mfa_tickets (jti TEXT PRIMARY KEY, coll TEXT NOT NULL, user_id TEXT NOT NULL,
 			state TEXT NOT NULL, attempts INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
 	}})
-	e.Migration(Migration{Version: 5, Owner: "auth", Stmts: []string{
+	au.core.Migration(engine.Migration{Version: 5, Owner: "auth", Stmts: []string{
 		// Wrong second-factor codes per account over a window (TOTP,
 		// recovery and email OTP codes; code_budget.go).
 		`CREATE TABLE _svc_code_failures (coll TEXT NOT NULL, user_id TEXT NOT NULL, failures INTEGER NOT NULL,

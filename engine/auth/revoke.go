@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"fmt"
 	"sync"
@@ -52,16 +54,16 @@ type revokeCmd struct {
 
 // Revoke refuses the given tokens from now on, on every node. It returns
 // the log index of the revocation.
-func (e *Engine) Revoke(ctx context.Context, toks ...RevokedToken) (uint64, error) {
+func (au *Auth) Revoke(ctx context.Context, toks ...RevokedToken) (uint64, error) {
 	if len(toks) == 0 {
 		return 0, nil
 	}
-	_, idx, err := e.propose(ctx, cmdRevoke, revokeCmd{Tokens: toks})
+	_, idx, err := au.core.Propose(ctx, cmdRevoke, revokeCmd{Tokens: toks})
 	return idx, err
 }
 
-func (e *Engine) applyRevoke(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[revokeCmd](cmd)
+func (au *Auth) applyRevoke(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[revokeCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +83,9 @@ func (e *Engine) applyRevoke(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (e *Engine) reloadRevoked(ctx context.Context) error {
+func (au *Auth) reloadRevoked(ctx context.Context) error {
 	ids := map[string]struct{}{}
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		rows, err := r.Query(`SELECT jti FROM _svc_revoked`)
 		if err != nil {
 			return err
@@ -101,6 +103,6 @@ func (e *Engine) reloadRevoked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: load revoked tokens: %w", err)
 	}
-	e.revoked.replace(ids)
+	au.revoked.replace(ids)
 	return nil
 }

@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -71,8 +73,8 @@ func randomCode() (string, error) {
 
 // macHex is hex HMAC-SHA-256 under the key for purpose of the parts,
 // separated by NUL bytes.
-func (e *Engine) macHex(purpose string, parts ...string) string {
-	m := hmac.New(sha256.New, e.signer.DeriveKey(purpose))
+func (au *Auth) macHex(purpose string, parts ...string) string {
+	m := hmac.New(sha256.New, au.signer.DeriveKey(purpose))
 	for i, p := range parts {
 		if i > 0 {
 			m.Write([]byte{0})
@@ -85,8 +87,8 @@ func (e *Engine) macHex(purpose string, parts ...string) string {
 // sealTOTP encrypts a TOTP secret (AES-256-GCM under a key derived from
 // the signing key, random nonce) bound to its account, so a sealed value
 // copied to another account's row does not open.
-func (e *Engine) sealTOTP(coll, userID, secret string) (string, error) {
-	aead, err := e.totpAEAD()
+func (au *Auth) sealTOTP(coll, userID, secret string) (string, error) {
+	aead, err := au.totpAEAD()
 	if err != nil {
 		return "", err
 	}
@@ -99,7 +101,7 @@ func (e *Engine) sealTOTP(coll, userID, secret string) (string, error) {
 }
 
 // openTOTP decrypts what sealTOTP made.
-func (e *Engine) openTOTP(coll, userID, sealed string) (string, error) {
+func (au *Auth) openTOTP(coll, userID, sealed string) (string, error) {
 	raw, ok := strings.CutPrefix(sealed, "v1.")
 	if !ok {
 		return "", errors.New("engine: unknown TOTP secret format")
@@ -108,7 +110,7 @@ func (e *Engine) openTOTP(coll, userID, sealed string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("engine: TOTP secret: %w", err)
 	}
-	aead, err := e.totpAEAD()
+	aead, err := au.totpAEAD()
 	if err != nil {
 		return "", err
 	}
@@ -122,8 +124,8 @@ func (e *Engine) openTOTP(coll, userID, sealed string) (string, error) {
 	return string(pt), nil
 }
 
-func (e *Engine) totpAEAD() (cipher.AEAD, error) {
-	block, err := aes.NewCipher(e.signer.DeriveKey(keyTOTP))
+func (au *Auth) totpAEAD() (cipher.AEAD, error) {
+	block, err := aes.NewCipher(au.signer.DeriveKey(keyTOTP))
 	if err != nil {
 		return nil, err
 	}
@@ -131,26 +133,26 @@ func (e *Engine) totpAEAD() (cipher.AEAD, error) {
 }
 
 var (
-	errOwnAccountOnly = &Error{Kind: KindForbidden, Message: "Only the account's own user token can do this"}
-	errBadFlowToken   = &Error{Kind: KindBadRequest, Message: "Invalid or expired token"}
-	errAnonymousOnly  = &Error{Kind: KindValidation, Message: "The account is not anonymous"}
-	errNoAnonymous    = &Error{Kind: KindValidation, Message: "Anonymous accounts cannot do this; promote the account first"}
+	errOwnAccountOnly = &engine.Error{Kind: engine.KindForbidden, Message: "Only the account's own user token can do this"}
+	errBadFlowToken   = &engine.Error{Kind: engine.KindBadRequest, Message: "Invalid or expired token"}
+	errAnonymousOnly  = &engine.Error{Kind: engine.KindValidation, Message: "The account is not anonymous"}
+	errNoAnonymous    = &engine.Error{Kind: engine.KindValidation, Message: "Anonymous accounts cannot do this; promote the account first"}
 )
 
 // ownUser returns the record of the user p in auth collection ci: p must
 // be signed in with a user token of that collection (401 without a token,
 // 403 for an admin or a user of another collection).
-func (e *Engine) ownUser(ctx context.Context, p Principal, ci *Coll) ([]any, error) {
+func (au *Auth) ownUser(ctx context.Context, p engine.Principal, ci *engine.Coll) ([]any, error) {
 	switch {
-	case p.Kind == Anonymous || p.Claims == nil:
+	case p.Kind == engine.Anonymous || p.Claims == nil:
 		return nil, errAuthRequired
-	case p.Kind != User:
+	case p.Kind != engine.User:
 		return nil, errOwnAccountOnly
 	}
-	if c := e.collection(p.Collection); c == nil || c.ID != ci.ID {
+	if c := au.core.Coll(p.Collection); c == nil || c.ID != ci.ID {
 		return nil, errOwnAccountOnly
 	}
-	row, err := e.userByID(ctx, ci, p.ID)
+	row, err := au.userByID(ctx, ci, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +165,7 @@ func (e *Engine) ownUser(ctx context.Context, p Principal, ci *Coll) ([]any, err
 // authCollForApply is the auth collection with id coll as the transaction
 // sees it now (the command does not pin a schema version: these flows
 // touch only system fields, which every version has).
-func (e *Engine) authCollForApply(tx *fsm.Tx, coll string) (*Coll, error) {
+func (au *Auth) authCollForApply(tx *fsm.Tx, coll string) (*engine.Coll, error) {
 	var ver int64
 	var typ string
 	err := tx.QueryRow(`SELECT version, type FROM _svc_collections WHERE id = ?`, coll).Scan(&ver, &typ)
@@ -173,12 +175,12 @@ func (e *Engine) authCollForApply(tx *fsm.Tx, coll string) (*Coll, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.applied.get(tx, coll, ver)
+	return au.core.CollForApply(tx, coll, ver)
 }
 
 // userRowTx reads user id of ci inside the transaction; nil if none.
-func userRowTx(tx *fsm.Tx, ci *Coll, id string) ([]any, error) {
-	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
+func userRowTx(tx *fsm.Tx, ci *engine.Coll, id string) ([]any, error) {
+	row, err := ci.ScanRow(tx.QueryRow("SELECT "+ci.SelectCols()+" FROM "+ci.Table()+" WHERE id = ?", id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -188,9 +190,9 @@ func userRowTx(tx *fsm.Tx, ci *Coll, id string) ([]any, error) {
 // setUserColumns updates system columns of user id (sets: "col = ?"
 // fragments with their args), bumps updated past its last value, and
 // emits the record update. It returns the new row (nil if no such user).
-func (e *Engine) setUserColumns(tx *fsm.Tx, ci *Coll, id string, now int64, sets []string, args []any) ([]any, error) {
-	q := "UPDATE " + ci.table + " SET " + strings.Join(sets, ", ") + ", updated = max(?, updated + 1) WHERE id = ? RETURNING " + ci.selectCols
-	row, err := ci.scanRow(tx.QueryRow(q, append(args, now, id)...).Scan)
+func (au *Auth) setUserColumns(tx *fsm.Tx, ci *engine.Coll, id string, now int64, sets []string, args []any) ([]any, error) {
+	q := "UPDATE " + ci.Table() + " SET " + strings.Join(sets, ", ") + ", updated = max(?, updated + 1) WHERE id = ? RETURNING " + ci.SelectCols()
+	row, err := ci.ScanRow(tx.QueryRow(q, append(args, now, id)...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -198,7 +200,7 @@ func (e *Engine) setUserColumns(tx *fsm.Tx, ci *Coll, id string, now int64, sets
 		return nil, err
 	}
 	// Account flows change system columns: the actor is the system.
-	if err := e.recordWritten(tx, EvRecordUpdate, ci, row, now, nil); err != nil {
+	if err := au.core.RecordWritten(tx, engine.EvRecordUpdate, ci, row, now, nil); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -245,14 +247,14 @@ func outcomeOf(res any) *flowOutcome {
 	switch r := res.(type) {
 	case *flowOutcome:
 		return r
-	case Row:
+	case engine.Row:
 		out := &flowOutcome{}
 		if len(r) > 0 {
 			out.Status, _ = r[0].(string)
 		}
 		if len(r) > 2 {
 			out.UserID, _ = r[1].(string)
-			out.MFA = asInt64(r[2]) != 0
+			out.MFA = engine.AsInt64(r[2]) != 0
 		}
 		return out
 	}

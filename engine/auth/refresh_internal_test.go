@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"svcd/engine"
 	"svcd/engine/token"
 )
 
@@ -16,9 +17,9 @@ import (
 func TestRefreshWindows(t *testing.T) {
 	f := newFlowEnv(t, time.Now())
 	id := f.user("r@example.com")
-	principal := func(authTime time.Time, impersonator string) Principal {
-		return Principal{Kind: User, ID: id, Claims: &token.Claims{
-			ID: id, Collection: f.e.collection("members").ID, AuthTime: authTime.Unix(), ImpersonatedBy: impersonator,
+	principal := func(authTime time.Time, impersonator string) engine.Principal {
+		return engine.Principal{Kind: engine.User, ID: id, Claims: &token.Claims{
+			ID: id, Collection: f.e.Coll("members").ID, AuthTime: authTime.Unix(), ImpersonatedBy: impersonator,
 			RegisteredClaims: jwt.RegisteredClaims{ID: "jti-" + impersonator + authTime.String(), IssuedAt: jwt.NewNumericDate(authTime)},
 		}}
 	}
@@ -35,7 +36,7 @@ func TestRefreshWindows(t *testing.T) {
 		{"impersonation of two hours ago", now.Add(-2 * time.Hour), "adm_x", false},
 	}
 	for _, c := range cases {
-		_, _, err := f.e.Refresh(f.ctx, principal(c.signedIn, c.impersonator))
+		_, _, err := f.a.Refresh(f.ctx, principal(c.signedIn, c.impersonator))
 		if c.ok != (err == nil) || !c.ok && !errors.Is(err, errSessionTooOld) {
 			t.Errorf("%s: %v", c.name, err)
 		}
@@ -50,11 +51,11 @@ func TestSameSecondInvalidation(t *testing.T) {
 	uid := f.user("s@example.com")
 	old := f.login("s@example.com").Token
 	f.principal(old)
-	reset, _, err := f.e.signer.Issue(token.Claims{ID: uid, Email: "s@example.com", Collection: f.e.collection("members").ID}, audReset, f.clk.now(), resetTTL)
+	reset, _, err := f.a.signer.Issue(token.Claims{ID: uid, Email: "s@example.com", Collection: f.e.Coll("members").ID}, audReset, f.clk.now(), resetTTL)
 	f.ok(err)
-	_, err = f.e.ConfirmPasswordReset(f.ctx, "members", reset, "a-long-password-1")
+	_, err = f.a.ConfirmPasswordReset(f.ctx, "members", reset, "a-long-password-1")
 	f.ok(err)
-	if _, err := f.e.Authenticate(f.ctx, old); err == nil {
+	if _, err := f.a.Authenticate(f.ctx, old); err == nil {
 		t.Fatal("a token of the reset's second survived it")
 	}
 	fresh := f.login("s@example.com").Token
@@ -62,20 +63,20 @@ func TestSameSecondInvalidation(t *testing.T) {
 		t.Fatalf("fresh token dated %v, now %v", p.Claims.IssuedAt, f.clk.now())
 	}
 
-	_, _, err = f.e.CreateOwner(f.ctx, "o@example.com", "owner-password-123")
+	_, _, err = f.a.CreateOwner(f.ctx, "o@example.com", "owner-password-123")
 	f.ok(err)
-	s1, err := f.e.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
+	s1, err := f.a.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
 	f.ok(err)
 	f.principal(s1.Token)
-	_, err = f.e.LogoutAllAdmins(f.ctx)
+	_, err = f.a.LogoutAllAdmins(f.ctx)
 	f.ok(err)
-	if _, err := f.e.Authenticate(f.ctx, s1.Token); err == nil {
+	if _, err := f.a.Authenticate(f.ctx, s1.Token); err == nil {
 		t.Fatal("an admin token of the force-logout's second survived it")
 	}
-	s2, err := f.e.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
+	s2, err := f.a.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
 	f.ok(err)
 	f.principal(s2.Token)
-	sessions, err := f.e.AdminSessions(f.ctx)
+	sessions, err := f.a.AdminSessions(f.ctx)
 	f.ok(err)
 	if len(sessions) != 1 {
 		t.Fatalf("sessions after force-logout and a new sign-in: %+v", sessions)

@@ -1,9 +1,11 @@
-package engine
+package auth
+
+import "svcd/engine"
 
 // registerAuthSettings defines the settings of sign-in, sessions and
 // passwords.
-func (e *Engine) registerAuthSettings() {
-	e.DefineSettings(defaults(
+func (au *Auth) registerAuthSettings() {
+	au.core.DefineSettings(engine.Defaults(
 		"password.min_length", "12",
 		"password.require_upper", "0",
 		"password.require_lower", "0",

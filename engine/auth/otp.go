@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"crypto/subtle"
 	"database/sql"
@@ -28,17 +30,17 @@ const (
 // RequestOTP mails a code and a sign-in link to email if it is a
 // non-anonymous account of collection name. The answer does not depend on
 // the account (see RequestPasswordReset).
-func (e *Engine) RequestOTP(ctx context.Context, name, email string) error {
-	ci, addr, sender, err := e.mailRequest(name, email, "otp", "Email OTP")
+func (au *Auth) RequestOTP(ctx context.Context, name, email string) error {
+	ci, addr, sender, err := au.mailRequest(name, email, "otp", "Email OTP")
 	if err != nil {
 		return err
 	}
-	e.later("email otp", func(ctx context.Context) error {
-		otp, _, err := e.IssueOTP(ctx, ci.Name, addr)
+	au.later("email otp", func(ctx context.Context) error {
+		otp, _, err := au.IssueOTP(ctx, ci.Name, addr)
 		if err != nil || otp == nil {
 			return err
 		}
-		c, err := mail.OTPEmail(e.mailInput(ci, otp.Token, otp.Code, otpTTL))
+		c, err := mail.OTPEmail(au.mailInput(ci, otp.Token, otp.Code, otpTTL))
 		if err != nil {
 			return err
 		}
@@ -68,13 +70,13 @@ type otpIssueCmd struct {
 // and returns its secrets, or nil when there is no such account or it is
 // anonymous. RequestOTP mails them; nothing else should call it outside
 // tests.
-func (e *Engine) IssueOTP(ctx context.Context, name, email string) (*IssuedOTP, uint64, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) IssueOTP(ctx context.Context, name, email string) (*IssuedOTP, uint64, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	row, err := e.userByEmail(ctx, ci, email)
-	if err != nil || row == nil || asBool(row[ci.rowIndex("is_anonymous")]) {
+	row, err := au.userByEmail(ctx, ci, email)
+	if err != nil || row == nil || asBool(row[ci.RowIndex("is_anonymous")]) {
 		return nil, 0, err
 	}
 	tok, err := randomToken(32)
@@ -85,28 +87,28 @@ func (e *Engine) IssueOTP(ctx context.Context, name, email string) (*IssuedOTP, 
 	if err != nil {
 		return nil, 0, err
 	}
-	uid := asString(row[0])
-	now := e.now()
-	_, idx, err := e.propose(ctx, cmdOTPIssue, otpIssueCmd{
-		ID: NewID(), Coll: ci.ID, UserID: uid,
-		TokenHash: e.otpTokenHash(tok), CodeMAC: e.otpCodeMAC(ci.ID, uid, code),
+	uid := engine.AsString(row[0])
+	now := au.core.Now()
+	_, idx, err := au.core.Propose(ctx, cmdOTPIssue, otpIssueCmd{
+		ID: engine.NewID(), Coll: ci.ID, UserID: uid,
+		TokenHash: au.otpTokenHash(tok), CodeMAC: au.otpCodeMAC(ci.ID, uid, code),
 		Now: now.Unix(), Expires: now.Add(otpTTL).Unix(),
 	})
 	if err != nil {
 		return nil, idx, err
 	}
-	stored, _ := row[ci.rowIndex("email")].(string)
+	stored, _ := row[ci.RowIndex("email")].(string)
 	return &IssuedOTP{Email: stored, Token: tok, Code: code}, idx, nil
 }
 
-func (e *Engine) otpTokenHash(tok string) string { return e.macHex(keyOTP, "token", tok) }
+func (au *Auth) otpTokenHash(tok string) string { return au.macHex(keyOTP, "token", tok) }
 
-func (e *Engine) otpCodeMAC(coll, userID, code string) string {
-	return e.macHex(keyOTP, "code", coll, userID, code)
+func (au *Auth) otpCodeMAC(coll, userID, code string) string {
+	return au.macHex(keyOTP, "code", coll, userID, code)
 }
 
-func (e *Engine) applyOTPIssue(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[otpIssueCmd](cmd)
+func (au *Auth) applyOTPIssue(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[otpIssueCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -144,38 +146,38 @@ type otpAuthCmd struct {
 // AuthWithOTP signs in with an OTP token or code: a session, or an MFA
 // ticket when the account has TOTP on. Every wrong or unknown token or
 // code is the same 401, whether or not the account exists.
-func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*UserSession, uint64, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*UserSession, uint64, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !e.authFeature(ci, "otp") {
+	if !au.authFeature(ci, "otp") {
 		return nil, 0, errFeatureOff("Email OTP")
 	}
-	cmd := otpAuthCmd{Coll: ci.ID, Now: e.now().Unix(), AccountCap: true}
+	cmd := otpAuthCmd{Coll: ci.ID, Now: au.core.Now().Unix(), AccountCap: true}
 	switch code := strings.TrimSpace(in.Code); {
 	case in.Token != "":
-		cmd.TokenHash = e.otpTokenHash(in.Token)
+		cmd.TokenHash = au.otpTokenHash(in.Token)
 	case code != "" && strings.TrimSpace(in.Email) != "":
 		if len(code) != 6 || strings.Trim(code, "0123456789") != "" {
-			return nil, 0, FieldError("code", "must be 6 digits")
+			return nil, 0, engine.FieldError("code", "must be 6 digits")
 		}
 		// An unknown email still goes through the log (and fails there),
 		// so it costs what a wrong code costs.
-		row, err := e.userByEmail(ctx, ci, strings.TrimSpace(in.Email))
+		row, err := au.userByEmail(ctx, ci, strings.TrimSpace(in.Email))
 		if err != nil {
 			return nil, 0, err
 		}
 		if row != nil {
-			cmd.UserID = asString(row[0])
+			cmd.UserID = engine.AsString(row[0])
 		} else {
-			cmd.Unknown = "?" + e.macHex(keyOTP, "unknown", strings.ToLower(strings.TrimSpace(in.Email)))
+			cmd.Unknown = "?" + au.macHex(keyOTP, "unknown", strings.ToLower(strings.TrimSpace(in.Email)))
 		}
-		cmd.CodeMAC = e.otpCodeMAC(ci.ID, cmd.UserID, code)
+		cmd.CodeMAC = au.otpCodeMAC(ci.ID, cmd.UserID, code)
 	default:
-		return nil, 0, ValidationError(map[string]string{"token": "send the token, or the code and the email"})
+		return nil, 0, engine.ValidationError(map[string]string{"token": "send the token, or the code and the email"})
 	}
-	res, idx, err := e.propose(ctx, cmdOTPAuth, cmd)
+	res, idx, err := au.core.Propose(ctx, cmdOTPAuth, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
@@ -186,23 +188,23 @@ func (e *Engine) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*Use
 	uid, mfa := out.UserID, out.MFA
 	// The session carries the record as it is after the command
 	// (email_verified set): wait for this replica to apply it.
-	if err := e.store.WaitApplied(ctx, idx); err != nil {
+	if err := au.core.Store().WaitApplied(ctx, idx); err != nil {
 		return nil, idx, err
 	}
-	row, err := e.userByID(ctx, ci, uid)
+	row, err := au.userByID(ctx, ci, uid)
 	if err != nil || row == nil {
-		return nil, idx, firstErr(err, ErrInvalidCreds)
+		return nil, idx, engine.FirstErr(err, ErrInvalidCreds)
 	}
-	if mfa && e.authFeature(ci, "mfa") {
-		s, err := e.issueMFATicket(ci, uid)
+	if mfa && au.authFeature(ci, "mfa") {
+		s, err := au.issueMFATicket(ci, uid)
 		return s, idx, err
 	}
-	s, err := e.issueUserSession(ci, row, 0, "")
+	s, err := au.issueUserSession(ci, row, 0, "")
 	return s, idx, err
 }
 
-func (e *Engine) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[otpAuthCmd](cmd)
+func (au *Auth) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[otpAuthCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +263,7 @@ func (e *Engine) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if _, err := tx.Exec(`DELETE FROM _svc_otps WHERE id = ?`, id); err != nil {
 		return nil, err
 	}
-	ci, err := e.authCollForApply(tx, c.Coll)
+	ci, err := au.authCollForApply(tx, c.Coll)
 	if err != nil {
 		return outcome("invalid"), nil
 	}
@@ -272,8 +274,8 @@ func (e *Engine) applyOTPAuth(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if row == nil {
 		return outcome("invalid"), nil
 	}
-	if !asBool(row[ci.rowIndex("email_verified")]) {
-		if _, err := e.setUserColumns(tx, ci, uid, c.Now, []string{"email_verified = 1"}, nil); err != nil {
+	if !asBool(row[ci.RowIndex("email_verified")]) {
+		if _, err := au.setUserColumns(tx, ci, uid, c.Now, []string{"email_verified = 1"}, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"reflect"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"svcd/engine"
 	"svcd/fsm"
 )
 
@@ -17,26 +18,26 @@ func TestCredentialsTouched(t *testing.T) {
 	f := newFlowEnv(t, time.Now())
 	var mu sync.Mutex
 	var evs []fsm.Event
-	f.e.store.Observe(func(batch []fsm.Event) {
+	f.e.Store().Observe(func(batch []fsm.Event) {
 		mu.Lock()
 		evs = append(evs, batch...)
 		mu.Unlock()
 	})
 	const pw = "a-long-password-1"
 	client := ClientInfo{IP: "10.0.0.1"}
-	setup, _, err := f.e.SetupAdmin(f.ctx, "owner@example.com", pw, client)
+	setup, _, err := f.a.SetupAdmin(f.ctx, "owner@example.com", pw, client)
 	f.ok(err)
 	owner := f.principal(setup.Token)
-	ed, _, err := f.e.CreateAdmin(f.ctx, owner, "ed@example.com", pw, "editor")
+	ed, _, err := f.a.CreateAdmin(f.ctx, owner, "ed@example.com", pw, "editor")
 	f.ok(err)
-	edSession, err := f.e.LoginAdmin(f.ctx, "ed@example.com", pw, client)
+	edSession, err := f.a.LoginAdmin(f.ctx, "ed@example.com", pw, client)
 	f.ok(err)
-	minted, _, err := f.e.MintAPIToken(f.ctx, owner, "ci", []string{"read"}, 0)
+	minted, _, err := f.a.MintAPIToken(f.ctx, owner, "ci", []string{"read"}, 0)
 	f.ok(err)
 	annID, bobID := f.user("ann@example.com"), f.user("bob@example.com")
-	imp, err := f.e.Impersonate(f.ctx, f.principal(edSession.Token), "members", annID)
+	imp, err := f.a.Impersonate(f.ctx, f.principal(edSession.Token), "members", annID)
 	f.ok(err)
-	ps := map[string]Principal{
+	ps := map[string]engine.Principal{
 		"owner": owner, "ed": f.principal(edSession.Token), "token": f.principal(minted.Token),
 		"ann": f.principal(f.login("ann@example.com").Token), "bob": f.principal(f.login("bob@example.com").Token),
 		"imp": f.principal(imp.Token), "anonymous": {},
@@ -54,7 +55,7 @@ func TestCredentialsTouched(t *testing.T) {
 		var out []string
 		for name, p := range ps {
 			for _, ev := range evs {
-				if c := f.e.CredentialsTouched(ev); c != nil && c.Match(p) {
+				if c := f.a.CredentialsTouched(ev); c != nil && c.Match(p) {
 					if (c.ID != "" && c.ID != p.ID) || (c.TokenID != "" && c.TokenID != p.TokenID) {
 						t.Errorf("%s matched outside its index keys %q %q", name, c.ID, c.TokenID)
 					}
@@ -78,9 +79,9 @@ func TestCredentialsTouched(t *testing.T) {
 			t.Errorf("%s touched %v, want %v", what, got, names)
 		}
 	}
-	holds := func(name string, ok bool) Principal {
+	holds := func(name string, ok bool) engine.Principal {
 		t.Helper()
-		q, err := f.e.Recheck(f.ctx, ps[name])
+		q, err := f.a.Recheck(f.ctx, ps[name])
 		if ok != (err == nil) {
 			t.Fatalf("recheck %s: %v, want it to hold: %v", name, err, ok)
 		}
@@ -118,20 +119,20 @@ func TestCredentialsTouched(t *testing.T) {
 	holds("imp", true)
 	viewer := "viewer"
 	want("ed demoted", step(func() {
-		_, _, err := f.e.UpdateAdmin(f.ctx, owner, ed.ID, AdminPatch{Role: &viewer})
+		_, _, err := f.a.UpdateAdmin(f.ctx, owner, ed.ID, AdminPatch{Role: &viewer})
 		f.ok(err)
 	}), "ed", "imp")
-	if q := holds("ed", true); q.Role != RoleViewer {
+	if q := holds("ed", true); q.Role != engine.RoleViewer {
 		t.Errorf("ed's role after the demotion: %v", q.Role)
 	}
 	holds("imp", false) // a viewer may not impersonate
 	want("the API token deleted", step(func() {
-		_, err := f.e.DeleteAPIToken(f.ctx, minted.ID)
+		_, err := f.a.DeleteAPIToken(f.ctx, minted.ID)
 		f.ok(err)
 	}), "token")
 	holds("token", false)
 	want("ann's logout", step(func() {
-		_, err := f.e.Logout(f.ctx, ps["ann"])
+		_, err := f.a.Logout(f.ctx, ps["ann"])
 		f.ok(err)
 	}), "ann")
 	holds("ann", false)
@@ -141,12 +142,12 @@ func TestCredentialsTouched(t *testing.T) {
 	}), "bob")
 	holds("bob", false)
 	want("ed deleted", step(func() {
-		_, err := f.e.DeleteAdmin(f.ctx, ed.ID)
+		_, err := f.a.DeleteAdmin(f.ctx, ed.ID)
 		f.ok(err)
 	}), "ed", "imp", "token")
 	holds("ed", false)
 	want("force-logout-all", step(func() {
-		_, err := f.e.LogoutAllAdmins(f.ctx)
+		_, err := f.a.LogoutAllAdmins(f.ctx)
 		f.ok(err)
 	}), "ed", "imp", "owner", "token")
 	holds("owner", false)

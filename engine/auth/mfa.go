@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -29,11 +31,11 @@ const (
 	mfaRowGrace = 10 * time.Minute
 )
 
-var errBadTicket = &Error{Kind: KindUnauthorized, Message: "Invalid or expired MFA token"}
+var errBadTicket = &engine.Error{Kind: engine.KindUnauthorized, Message: "Invalid or expired MFA token"}
 
 // issueMFATicket answers a first factor for an account with TOTP on.
-func (e *Engine) issueMFATicket(ci *Coll, uid string) (*UserSession, error) {
-	tok, _, err := e.signer.Issue(token.Claims{ID: uid, Collection: ci.ID}, audMFA, e.now(), mfaTicketTTL)
+func (au *Auth) issueMFATicket(ci *engine.Coll, uid string) (*UserSession, error) {
+	tok, _, err := au.signer.Issue(token.Claims{ID: uid, Collection: ci.ID}, audMFA, au.core.Now(), mfaTicketTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -42,15 +44,15 @@ func (e *Engine) issueMFATicket(ci *Coll, uid string) (*UserSession, error) {
 
 // mfaGate is the last step of a first factor: an MFA ticket when the
 // feature is on and the account has TOTP on (on this replica), else nil.
-func (e *Engine) mfaGate(ctx context.Context, ci *Coll, uid string) (*UserSession, error) {
-	if !e.authFeature(ci, "mfa") {
+func (au *Auth) mfaGate(ctx context.Context, ci *engine.Coll, uid string) (*UserSession, error) {
+	if !au.authFeature(ci, "mfa") {
 		return nil, nil
 	}
-	on, err := e.totpEnabled(ctx, ci.ID, uid)
+	on, err := au.totpEnabled(ctx, ci.ID, uid)
 	if err != nil || !on {
 		return nil, err
 	}
-	return e.issueMFATicket(ci, uid)
+	return au.issueMFATicket(ci, uid)
 }
 
 type mfaExchangeCmd struct {
@@ -68,12 +70,12 @@ type mfaExchangeCmd struct {
 // LoginMFA exchanges an MFA ticket and a TOTP code (or a recovery code)
 // for a session. A wrong code is 401 Invalid credentials and counts
 // against the ticket.
-func (e *Engine) LoginMFA(ctx context.Context, name, ticket, code, recovery string) (*UserSession, uint64, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) LoginMFA(ctx context.Context, name, ticket, code, recovery string) (*UserSession, uint64, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !e.authFeature(ci, "mfa") {
+	if !au.authFeature(ci, "mfa") {
 		return nil, 0, errFeatureOff("MFA")
 	}
 	code, recovery = strings.TrimSpace(code), strings.TrimSpace(recovery)
@@ -85,19 +87,19 @@ func (e *Engine) LoginMFA(ctx context.Context, name, ticket, code, recovery stri
 		d["recovery_code"] = "send code or recovery_code, not both"
 	}
 	if len(d) > 0 {
-		return nil, 0, ValidationError(d)
+		return nil, 0, engine.ValidationError(d)
 	}
-	c, err := e.signer.Verify(ticket, audMFA)
+	c, err := au.signer.Verify(ticket, audMFA)
 	if err != nil || c.Collection != ci.ID || c.ExpiresAt == nil {
 		return nil, 0, errBadTicket
 	}
-	st, err := e.totpState(ctx, ci.ID, c.ID)
+	st, err := au.totpState(ctx, ci.ID, c.ID)
 	if err != nil {
 		return nil, 0, err
 	}
-	res, idx, err := e.propose(ctx, cmdMFAExchange, mfaExchangeCmd{
+	res, idx, err := au.core.Propose(ctx, cmdMFAExchange, mfaExchangeCmd{
 		JTI: c.RegisteredClaims.ID, Coll: ci.ID, UserID: c.ID, Exp: c.ExpiresAt.Unix(),
-		Factor: e.checkFactor(ci.ID, c.ID, st, code, recovery), Now: e.now().Unix(), AccountCap: true,
+		Factor: au.checkFactor(ci.ID, c.ID, st, code, recovery), Now: au.core.Now().Unix(), AccountCap: true,
 	})
 	if err != nil {
 		return nil, idx, err
@@ -109,16 +111,16 @@ func (e *Engine) LoginMFA(ctx context.Context, name, ticket, code, recovery stri
 	default:
 		return nil, idx, ErrInvalidCreds
 	}
-	row, err := e.userByID(ctx, ci, c.ID)
+	row, err := au.userByID(ctx, ci, c.ID)
 	if err != nil || row == nil {
-		return nil, idx, firstErr(err, errBadTicket)
+		return nil, idx, engine.FirstErr(err, errBadTicket)
 	}
-	s, err := e.issueUserSession(ci, row, 0, "")
+	s, err := au.issueUserSession(ci, row, 0, "")
 	return s, idx, err
 }
 
-func (e *Engine) applyMFAExchange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[mfaExchangeCmd](cmd)
+func (au *Auth) applyMFAExchange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[mfaExchangeCmd](cmd)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,11 @@
-package engine
+package auth
 
 import (
 	"errors"
 	"testing"
 	"time"
+
+	"svcd/engine"
 )
 
 // TestLockoutClock: SPEC.md's lockout with the engine's clock: the lock
@@ -16,12 +18,12 @@ func TestLockoutClock(t *testing.T) {
 	_, _, err := f.e.PatchSettings(f.ctx, []byte(`{"auth.lockout.max_attempts":"2","auth.lockout.duration_seconds":"5"}`))
 	f.ok(err)
 	login := func(pw, ip string) error {
-		_, err := f.e.LoginUser(f.ctx, "members", "lock@example.com", pw, ip)
+		_, err := f.a.LoginUser(f.ctx, "members", "lock@example.com", pw, ip)
 		return err
 	}
 	locked := func(err error) bool {
-		de := AsError(err)
-		return de != nil && de.Kind == KindTooManyRequests
+		de := engine.AsError(err)
+		return de != nil && de.Kind == engine.KindTooManyRequests
 	}
 	// One failure, then a success: the count starts again.
 	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, ErrInvalidCreds) {
@@ -35,7 +37,7 @@ func TestLockoutClock(t *testing.T) {
 	if err := login("wrong-password-1", "10.0.0.1"); !errors.Is(err, ErrInvalidCreds) {
 		t.Fatalf("locking failure: %v", err)
 	}
-	if err := login("a-long-password-1", "10.0.0.1"); !locked(err) || AsError(err).RetryAfter < 59 {
+	if err := login("a-long-password-1", "10.0.0.1"); !locked(err) || engine.AsError(err).RetryAfter < 59 {
 		t.Fatalf("right password while locked: %v", err)
 	}
 	f.ok(login("a-long-password-1", "10.0.0.2")) // another address is not locked

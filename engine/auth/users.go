@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -35,13 +37,13 @@ const (
 )
 
 var (
-	errNotAuthCollection = &Error{Kind: KindNotFound, Message: "Auth collection not found"}
-	errBadToken          = &Error{Kind: KindUnauthorized, Message: "Invalid or expired token"}
+	errNotAuthCollection = &engine.Error{Kind: engine.KindNotFound, Message: "Auth collection not found"}
+	errBadToken          = &engine.Error{Kind: engine.KindUnauthorized, Message: "Invalid or expired token"}
 )
 
 // authCollection returns the auth collection name (or id).
-func (e *Engine) authCollection(name string) (*Coll, error) {
-	ci := e.collection(name)
+func (au *Auth) authCollection(name string) (*engine.Coll, error) {
+	ci := au.core.Coll(name)
 	if ci == nil || ci.Type != schema.TypeAuth {
 		return nil, errNotAuthCollection
 	}
@@ -51,7 +53,7 @@ func (e *Engine) authCollection(name string) (*Coll, error) {
 // AuthFeature reports whether feature (password, otp, anonymous, mfa,
 // oauth2) is on for ci: the global auth.<feature>.enabled setting (for the
 // features that have one) ANDed with the collection's auth_options.
-func (e *Engine) authFeature(ci *Coll, feature string) bool {
+func (au *Auth) authFeature(ci *engine.Coll, feature string) bool {
 	o := ci.AuthOptions
 	if o == nil {
 		o = schema.DefaultAuthOptions()
@@ -60,89 +62,89 @@ func (e *Engine) authFeature(ci *Coll, feature string) bool {
 	case "password":
 		return o.Password
 	case "otp":
-		return o.OTP && e.SettingBool("auth.otp.enabled")
+		return o.OTP && au.core.SettingBool("auth.otp.enabled")
 	case "anonymous":
-		return o.Anonymous && e.SettingBool("auth.anonymous.enabled")
+		return o.Anonymous && au.core.SettingBool("auth.anonymous.enabled")
 	case "mfa":
-		return o.MFA && e.SettingBool("auth.mfa.enabled")
+		return o.MFA && au.core.SettingBool("auth.mfa.enabled")
 	case "oauth2":
 		return o.OAuth2
 	}
-	return e.SettingBool("auth." + feature + ".enabled")
+	return au.core.SettingBool("auth." + feature + ".enabled")
 }
 
-func errFeatureOff(what string) *Error {
-	return &Error{Kind: KindValidation, Message: what + " is disabled"}
+func errFeatureOff(what string) *engine.Error {
+	return &engine.Error{Kind: engine.KindValidation, Message: what + " is disabled"}
 }
 
 // Register creates an account in auth collection name, under the
 // collection's create rule (CreateRecord's checks apply).
-func (e *Engine) Register(ctx context.Context, p Principal, name string, body []byte) (*Record, uint64, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) Register(ctx context.Context, p engine.Principal, name string, body []byte) (*engine.Record, uint64, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !e.authFeature(ci, "password") {
+	if !au.authFeature(ci, "password") {
 		return nil, 0, errFeatureOff("Password sign-up")
 	}
-	return e.CreateRecord(ctx, p, ci.Name, body)
+	return au.core.CreateRecord(ctx, p, ci.Name, body)
 }
 
 // LoginUser checks an email and password against auth collection name and
 // opens a session, or answers an MFA ticket when the account has TOTP on.
 // ip is the client address, for the lockout. Unknown emails cost the same
 // hashing work as known ones.
-func (e *Engine) LoginUser(ctx context.Context, name, email, plain, ip string) (*UserSession, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) LoginUser(ctx context.Context, name, email, plain, ip string) (*UserSession, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, err
 	}
-	if !e.authFeature(ci, "password") {
+	if !au.authFeature(ci, "password") {
 		return nil, errFeatureOff("Password sign-in")
 	}
 	key := lockoutKey(ci.ID, email, ip)
-	if d := e.lockedFor(ctx, key); d > 0 {
+	if d := au.lockedFor(ctx, key); d > 0 {
 		return nil, errLockedOut(d)
 	}
-	row, err := e.userByEmail(ctx, ci, email)
+	row, err := au.userByEmail(ctx, ci, email)
 	if err != nil {
 		return nil, err
 	}
 	hash := ""
-	if row != nil && !asBool(row[ci.rowIndex("is_anonymous")]) {
-		hash, _ = row[ci.rowIndex("password")].(string)
+	if row != nil && !asBool(row[ci.RowIndex("is_anonymous")]) {
+		hash, _ = row[ci.RowIndex("password")].(string)
 	}
 	if hash == "" {
-		password.Burn(plain, e.pwParams)
-		e.loginFailed(ctx, key)
+		password.Burn(plain, au.core.PasswordParams())
+		au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
 	if ok, err := password.Verify(plain, hash); err != nil || !ok {
-		e.loginFailed(ctx, key)
+		au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
-	e.loginSucceeded(ctx, key)
-	if t, err := e.mfaGate(ctx, ci, asString(row[0])); t != nil || err != nil {
+	au.loginSucceeded(ctx, key)
+	if t, err := au.mfaGate(ctx, ci, engine.AsString(row[0])); t != nil || err != nil {
 		return t, err
 	}
-	return e.issueUserSession(ci, row, 0, "")
+	return au.issueUserSession(ci, row, 0, "")
 }
 
 // userByEmail reads an account by email (case-insensitive); nil if none.
-func (e *Engine) userByEmail(ctx context.Context, ci *Coll, email string) ([]any, error) {
-	return e.userWhere(ctx, ci, `email = ? COLLATE NOCASE`, email)
+func (au *Auth) userByEmail(ctx context.Context, ci *engine.Coll, email string) ([]any, error) {
+	return au.userWhere(ctx, ci, `email = ? COLLATE NOCASE`, email)
 }
 
 // userByID reads an account by id; nil if none.
-func (e *Engine) userByID(ctx context.Context, ci *Coll, id string) ([]any, error) {
-	return e.userWhere(ctx, ci, `id = ?`, id)
+func (au *Auth) userByID(ctx context.Context, ci *engine.Coll, id string) ([]any, error) {
+	return au.userWhere(ctx, ci, `id = ?`, id)
 }
 
-func (e *Engine) userWhere(ctx context.Context, ci *Coll, cond string, arg any) ([]any, error) {
+func (au *Auth) userWhere(ctx context.Context, ci *engine.Coll, cond string, arg any) ([]any, error) {
 	var row []any
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		var err error
-		row, err = ci.scanRow(r.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" AS _r WHERE "+cond, arg).Scan)
+		row, err = ci.ScanRow(r.QueryRow("SELECT "+ci.SelectCols()+" FROM "+ci.Table()+" AS _r WHERE "+cond, arg).Scan)
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -154,22 +156,22 @@ func (e *Engine) userWhere(ctx context.Context, ci *Coll, cond string, arg any) 
 // issueUserSession signs a user token for row; authTime carries the
 // original sign-in time across refreshes (0: now), impersonator marks an
 // admin's impersonation token.
-func (e *Engine) issueUserSession(ci *Coll, row []any, authTime int64, impersonator string) (*UserSession, error) {
-	anon := asBool(row[ci.rowIndex("is_anonymous")])
-	ttl := e.windowSetting("auth.user.window_seconds", 7*24*time.Hour)
+func (au *Auth) issueUserSession(ci *engine.Coll, row []any, authTime int64, impersonator string) (*UserSession, error) {
+	anon := asBool(row[ci.RowIndex("is_anonymous")])
+	ttl := au.windowSetting("auth.user.window_seconds", 7*24*time.Hour)
 	switch {
 	case impersonator != "":
 		ttl = impersonationTTL
 	case anon:
 		ttl = anonymousTTL
 	}
-	email, _ := row[ci.rowIndex("email")].(string)
-	c := token.Claims{ID: asString(row[0]), Email: email, Collection: ci.ID, Anonymous: anon, ImpersonatedBy: impersonator, AuthTime: authTime}
-	tok, _, err := e.signer.Issue(c, token.AudUser, issueAfter(e.now(), asInt64(row[ci.rowIndex("password_reset_at")])), ttl)
+	email, _ := row[ci.RowIndex("email")].(string)
+	c := token.Claims{ID: engine.AsString(row[0]), Email: email, Collection: ci.ID, Anonymous: anon, ImpersonatedBy: impersonator, AuthTime: authTime}
+	tok, _, err := au.signer.Issue(c, token.AudUser, issueAfter(au.core.Now(), engine.AsInt64(row[ci.RowIndex("password_reset_at")])), ttl)
 	if err != nil {
 		return nil, fmt.Errorf("engine: issue token: %w", err)
 	}
-	return &UserSession{Token: tok, Record: ci.appendRecord(nil, row, false, nil), TTL: ttl}, nil
+	return &UserSession{Token: tok, Record: ci.AppendRecord(nil, row, false), TTL: ttl}, nil
 }
 
 // RefreshedSession is a new token for the caller's session, with the user
@@ -181,16 +183,16 @@ type RefreshedSession struct {
 	TTL    time.Duration   `json:"-"`
 }
 
-var errSessionTooOld = &Error{Kind: KindUnauthorized, Message: "The session is too old to refresh; sign in again"}
+var errSessionTooOld = &engine.Error{Kind: engine.KindUnauthorized, Message: "The session is too old to refresh; sign in again"}
 
 // Refresh issues a new token for p's session (a new jti and expiry, the
 // original sign-in time kept) and revokes the old one. A session whose
 // sign-in is older than auth.refresh.window_seconds must sign in again.
-func (e *Engine) Refresh(ctx context.Context, p Principal) (*RefreshedSession, uint64, error) {
-	if p.Claims == nil || p.Kind == Anonymous {
+func (au *Auth) Refresh(ctx context.Context, p engine.Principal) (*RefreshedSession, uint64, error) {
+	if p.Claims == nil || p.Kind == engine.Anonymous {
 		return nil, 0, errAuthRequired
 	}
-	window := e.windowSetting("auth.refresh.window_seconds", 7*24*time.Hour)
+	window := au.windowSetting("auth.refresh.window_seconds", 7*24*time.Hour)
 	if p.Claims.ImpersonatedBy != "" {
 		// An impersonation lasts an hour from when the admin started it,
 		// however often it is refreshed.
@@ -200,46 +202,46 @@ func (e *Engine) Refresh(ctx context.Context, p Principal) (*RefreshedSession, u
 	if authTime == 0 && p.Claims.IssuedAt != nil {
 		authTime = p.Claims.IssuedAt.Unix()
 	}
-	if e.now().Sub(time.Unix(authTime, 0)) > window {
+	if au.core.Now().Sub(time.Unix(authTime, 0)) > window {
 		return nil, 0, errSessionTooOld
 	}
 	var out *RefreshedSession
 	switch p.Kind {
-	case AdminPrincipal:
-		a := e.AdminByID(p.ID)
+	case engine.AdminPrincipal:
+		a := au.AdminByID(p.ID)
 		if a == nil {
 			return nil, 0, errBadToken
 		}
-		s, _, err := e.openAdminSession(ctx, a, authTime, ClientInfo{})
+		s, _, err := au.openAdminSession(ctx, a, authTime, ClientInfo{})
 		if err != nil {
 			return nil, 0, err
 		}
 		out = &RefreshedSession{Token: s.Token, Admin: a, TTL: s.TTL}
 	default:
-		ci, err := e.authCollection(p.Claims.Collection)
+		ci, err := au.authCollection(p.Claims.Collection)
 		if err != nil {
 			return nil, 0, errBadToken
 		}
-		row, err := e.userByID(ctx, ci, p.ID)
+		row, err := au.userByID(ctx, ci, p.ID)
 		if err != nil || row == nil {
 			return nil, 0, errBadToken
 		}
-		s, err := e.issueUserSession(ci, row, authTime, p.Claims.ImpersonatedBy)
+		s, err := au.issueUserSession(ci, row, authTime, p.Claims.ImpersonatedBy)
 		if err != nil {
 			return nil, 0, err
 		}
 		out = &RefreshedSession{Token: s.Token, Record: s.Record, TTL: s.TTL}
 	}
-	idx, err := e.Revoke(ctx, revokedOf(p.Claims))
+	idx, err := au.Revoke(ctx, revokedOf(p.Claims))
 	return out, idx, err
 }
 
 // Logout revokes the token p signed in with.
-func (e *Engine) Logout(ctx context.Context, p Principal) (uint64, error) {
+func (au *Auth) Logout(ctx context.Context, p engine.Principal) (uint64, error) {
 	if p.Claims == nil {
 		return 0, errAuthRequired
 	}
-	return e.Revoke(ctx, revokedOf(p.Claims))
+	return au.Revoke(ctx, revokedOf(p.Claims))
 }
 
 func revokedOf(c *token.Claims) RevokedToken {
@@ -259,8 +261,8 @@ type Me struct {
 }
 
 // WhoAmI describes p (SPEC.md's GET /auth/me).
-func WhoAmI(p Principal) (*Me, error) {
-	if p.Claims == nil || p.Kind == Anonymous {
+func WhoAmI(p engine.Principal) (*Me, error) {
+	if p.Claims == nil || p.Kind == engine.Anonymous {
 		return nil, errAuthRequired
 	}
 	m := &Me{ID: p.ID, Email: p.Email}
@@ -273,7 +275,7 @@ func WhoAmI(p Principal) (*Me, error) {
 	return m, nil
 }
 
-var errAuthRequired = &Error{Kind: KindUnauthorized, Message: "The request requires valid authorization"}
+var errAuthRequired = &engine.Error{Kind: engine.KindUnauthorized, Message: "The request requires valid authorization"}
 
 func asBool(v any) bool {
 	switch x := v.(type) {
@@ -283,14 +285,4 @@ func asBool(v any) bool {
 		return x != 0
 	}
 	return false
-}
-
-func asInt64(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case float64:
-		return int64(x)
-	}
-	return 0
 }

@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -38,66 +40,66 @@ type lockoutResetCmd struct {
 	Now int64  `json:"now"`
 }
 
-func (e *Engine) lockoutSettings() (attempts int64, dur time.Duration) {
-	attempts, _ = strconv.ParseInt(e.Setting("auth.lockout.max_attempts"), 10, 64)
-	secs, _ := strconv.ParseInt(e.Setting("auth.lockout.duration_seconds"), 10, 64)
+func (au *Auth) lockoutSettings() (attempts int64, dur time.Duration) {
+	attempts, _ = strconv.ParseInt(au.core.Setting("auth.lockout.max_attempts"), 10, 64)
+	secs, _ := strconv.ParseInt(au.core.Setting("auth.lockout.duration_seconds"), 10, 64)
 	return attempts, time.Duration(max(secs, 60)) * time.Second
 }
 
 // LockoutEnabled reports whether failed logins are counted (the
 // auth.lockout.max_attempts setting is positive).
-func (e *Engine) LockoutEnabled() bool {
-	attempts, _ := e.lockoutSettings()
+func (au *Auth) LockoutEnabled() bool {
+	attempts, _ := au.lockoutSettings()
 	return attempts > 0
 }
 
 // lockedFor is how long key stays locked, per this replica (0 if not).
-func (e *Engine) lockedFor(ctx context.Context, key string) time.Duration {
+func (au *Auth) lockedFor(ctx context.Context, key string) time.Duration {
 	var until int64
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT locked_until FROM _svc_lockouts WHERE key = ?`, key).Scan(&until)
 	})
 	if err != nil {
 		return 0
 	}
-	if t, now := time.Unix(until, 0), e.now(); t.After(now) {
+	if t, now := time.Unix(until, 0), au.core.Now(); t.After(now) {
 		return t.Sub(now)
 	}
 	return 0
 }
 
 // errLockedOut is the 429 of a tripped lockout.
-func errLockedOut(d time.Duration) *Error {
-	return &Error{Kind: KindTooManyRequests, Message: "Too many failed login attempts; try again later", RetryAfter: int(d.Seconds()) + 1}
+func errLockedOut(d time.Duration) *engine.Error {
+	return &engine.Error{Kind: engine.KindTooManyRequests, Message: "Too many failed login attempts; try again later", RetryAfter: int(d.Seconds()) + 1}
 }
 
 // loginFailed counts one failure when the lockout is on.
-func (e *Engine) loginFailed(ctx context.Context, key string) {
-	max, dur := e.lockoutSettings()
+func (au *Auth) loginFailed(ctx context.Context, key string) {
+	max, dur := au.lockoutSettings()
 	if max <= 0 {
 		return
 	}
-	if _, _, err := e.propose(ctx, cmdLockoutFail, lockoutFailCmd{Key: key, Now: e.now().Unix(), Max: max, Duration: int64(dur.Seconds())}); err != nil {
-		e.log.Warn("lockout: could not count a failed login", "err", err)
+	if _, _, err := au.core.Propose(ctx, cmdLockoutFail, lockoutFailCmd{Key: key, Now: au.core.Now().Unix(), Max: max, Duration: int64(dur.Seconds())}); err != nil {
+		au.core.Logger().Warn("lockout: could not count a failed login", "err", err)
 	}
 }
 
 // loginSucceeded clears earlier failures of key, if any.
-func (e *Engine) loginSucceeded(ctx context.Context, key string) {
+func (au *Auth) loginSucceeded(ctx context.Context, key string) {
 	var failures int64
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT failures FROM _svc_lockouts WHERE key = ?`, key).Scan(&failures)
 	})
 	if err != nil || failures == 0 {
 		return
 	}
-	if _, _, err := e.propose(ctx, cmdLockoutReset, lockoutResetCmd{Key: key, Now: e.now().Unix()}); err != nil {
-		e.log.Warn("lockout: could not clear failed logins", "err", err)
+	if _, _, err := au.core.Propose(ctx, cmdLockoutReset, lockoutResetCmd{Key: key, Now: au.core.Now().Unix()}); err != nil {
+		au.core.Logger().Warn("lockout: could not clear failed logins", "err", err)
 	}
 }
 
-func (e *Engine) applyLockoutFail(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[lockoutFailCmd](cmd)
+func (au *Auth) applyLockoutFail(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[lockoutFailCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +121,8 @@ func (e *Engine) applyLockoutFail(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, err
 }
 
-func (e *Engine) applyLockoutReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[lockoutResetCmd](cmd)
+func (au *Auth) applyLockoutReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[lockoutResetCmd](cmd)
 	if err != nil {
 		return nil, err
 	}

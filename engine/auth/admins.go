@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -50,102 +52,102 @@ type adminCreateCmd struct {
 }
 
 // HasAdmin reports whether any admin exists.
-func (e *Engine) HasAdmin() bool { return len(e.admins.Load().byID) > 0 }
+func (au *Auth) HasAdmin() bool { return len(au.admins.Load().byID) > 0 }
 
 // AdminByID returns a current admin, or nil.
-func (e *Engine) AdminByID(id string) *Admin { return e.admins.Load().byID[id] }
+func (au *Auth) AdminByID(id string) *Admin { return au.admins.Load().byID[id] }
 
 var emailField = &schema.Field{Name: "email", Type: schema.FieldEmail, Required: true}
 
 // prepareAdmin validates credentials and hashes the password.
-func (e *Engine) prepareAdmin(email, plain, role string, setup bool) (*adminCreateCmd, *Error) {
+func (au *Auth) prepareAdmin(email, plain, role string, setup bool) (*adminCreateCmd, *engine.Error) {
 	d := map[string]string{}
 	stored, msg := schema.NormalizeValue(emailField, email)
 	if msg != "" {
 		d["email"] = msg
 	}
-	if msg := e.checkPasswordPolicy(plain); msg != "" {
+	if msg := au.core.CheckPasswordPolicy(plain); msg != "" {
 		d["password"] = msg
 	}
 	if role == "" {
-		role = RoleEditor.String()
+		role = engine.RoleEditor.String()
 	}
-	if ParseRole(role) == RoleNone {
+	if engine.ParseRole(role) == engine.RoleNone {
 		d["role"] = "must be viewer, editor, developer or owner"
 	}
 	if len(d) > 0 {
-		return nil, ValidationError(d)
+		return nil, engine.ValidationError(d)
 	}
-	h, err := password.Hash(plain, e.pwParams)
+	h, err := password.Hash(plain, au.core.PasswordParams())
 	if err != nil {
-		return nil, Errorf(KindInternal, "could not hash the password")
+		return nil, engine.Errorf(engine.KindInternal, "could not hash the password")
 	}
 	s, _ := stored.(string)
 	return &adminCreateCmd{
-		ID: "adm_" + NewID(), Email: s, Hash: h, Role: role, Created: e.now().Unix(), Setup: setup,
+		ID: "adm_" + engine.NewID(), Email: s, Hash: h, Role: role, Created: au.core.Now().Unix(), Setup: setup,
 	}, nil
 }
 
 // SetupAdmin creates the first admin (an owner) and signs it in. It fails
 // with 409 once any admin exists, decided at apply time so two racing
 // setups cannot both win.
-func (e *Engine) SetupAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, uint64, error) {
-	if e.HasAdmin() {
+func (au *Auth) SetupAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, uint64, error) {
+	if au.HasAdmin() {
 		return nil, 0, errAdminExists
 	}
-	cmd, verr := e.prepareAdmin(email, plain, RoleOwner.String(), true)
+	cmd, verr := au.prepareAdmin(email, plain, engine.RoleOwner.String(), true)
 	if verr != nil {
 		return nil, 0, verr
 	}
-	_, idx, err := e.propose(ctx, cmdAdminCreate, cmd)
+	_, idx, err := au.core.Propose(ctx, cmdAdminCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	a := e.AdminByID(cmd.ID)
+	a := au.AdminByID(cmd.ID)
 	if a == nil {
-		return nil, idx, Errorf(KindInternal, "admin not visible after commit")
+		return nil, idx, engine.Errorf(engine.KindInternal, "admin not visible after commit")
 	}
-	return e.openAdminSession(ctx, a, 0, client)
+	return au.openAdminSession(ctx, a, 0, client)
 }
 
 // CreateOwner creates an owner admin (the shell's `svcd admin create`).
-func (e *Engine) CreateOwner(ctx context.Context, email, plain string) (*Admin, uint64, error) {
-	cmd, verr := e.prepareAdmin(email, plain, RoleOwner.String(), false)
+func (au *Auth) CreateOwner(ctx context.Context, email, plain string) (*Admin, uint64, error) {
+	cmd, verr := au.prepareAdmin(email, plain, engine.RoleOwner.String(), false)
 	if verr != nil {
 		return nil, 0, verr
 	}
-	_, idx, err := e.propose(ctx, cmdAdminCreate, cmd)
+	_, idx, err := au.core.Propose(ctx, cmdAdminCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	return e.AdminByID(cmd.ID), idx, nil
+	return au.AdminByID(cmd.ID), idx, nil
 }
 
 // LoginAdmin checks credentials and issues an admin token. Unknown emails
 // cost the same hashing work as known ones.
-func (e *Engine) LoginAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, error) {
+func (au *Auth) LoginAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, error) {
 	key := lockoutKey("_admins", email, client.IP)
-	if d := e.lockedFor(ctx, key); d > 0 {
+	if d := au.lockedFor(ctx, key); d > 0 {
 		return nil, errLockedOut(d)
 	}
-	a := e.admins.Load().byEmail[strings.ToLower(strings.TrimSpace(email))]
+	a := au.admins.Load().byEmail[strings.ToLower(strings.TrimSpace(email))]
 	if a == nil {
-		password.Burn(plain, e.pwParams)
-		e.loginFailed(ctx, key)
+		password.Burn(plain, au.core.PasswordParams())
+		au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
 	ok, err := password.Verify(plain, a.hash)
 	if err != nil || !ok {
-		e.loginFailed(ctx, key)
+		au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
-	e.loginSucceeded(ctx, key)
-	s, _, err := e.openAdminSession(ctx, a, 0, client)
+	au.loginSucceeded(ctx, key)
+	s, _, err := au.openAdminSession(ctx, a, 0, client)
 	return s, err
 }
 
-func (e *Engine) windowSetting(key string, def time.Duration) time.Duration {
-	if n, err := strconv.ParseInt(e.Setting(key), 10, 64); err == nil && n > 0 {
+func (au *Auth) windowSetting(key string, def time.Duration) time.Duration {
+	if n, err := strconv.ParseInt(au.core.Setting(key), 10, 64); err == nil && n > 0 {
 		return time.Duration(n) * time.Second
 	}
 	return def
@@ -153,17 +155,17 @@ func (e *Engine) windowSetting(key string, def time.Duration) time.Duration {
 
 // signAdmin signs an admin token; authTime carries the original sign-in
 // time across refreshes (0: now). It returns the session and the jti.
-func (e *Engine) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
-	ttl := e.adminTTL()
-	tok, jti, err := e.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, issueAfter(e.now(), a.tokensAfter), ttl)
+func (au *Auth) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
+	ttl := au.adminTTL()
+	tok, jti, err := au.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, issueAfter(au.core.Now(), a.tokensAfter), ttl)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: issue token: %w", err)
 	}
 	return &AdminSession{Token: tok, Admin: a, TTL: ttl}, jti, nil
 }
 
-func (e *Engine) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[adminCreateCmd](cmd)
+func (au *Auth) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[adminCreateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +180,8 @@ func (e *Engine) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	_, err = tx.Exec(`INSERT INTO _svc_admins (id, email, password, role, created, updated) VALUES (?, ?, ?, ?, ?, ?)`,
 		c.ID, c.Email, c.Hash, c.Role, c.Created, c.Created)
-	if isUniqueViolation(err) {
-		return nil, FieldError("email", "an admin with this email already exists")
+	if engine.IsUniqueViolation(err) {
+		return nil, engine.FieldError("email", "an admin with this email already exists")
 	}
 	if err != nil {
 		return nil, err
@@ -188,11 +190,11 @@ func (e *Engine) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (e *Engine) reloadAdmins(ctx context.Context) error {
+func (au *Auth) reloadAdmins(ctx context.Context) error {
 	set := &adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}}
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		cols := `id, email, password, role, created, updated, 0`
-		if e.version.Load() >= 2 {
+		if au.core.InternalVersion() >= 2 {
 			cols = `id, email, password, role, created, updated, tokens_after`
 		}
 		rows, err := r.Query(`SELECT ` + cols + ` FROM _svc_admins`)
@@ -213,6 +215,6 @@ func (e *Engine) reloadAdmins(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: load admins: %w", err)
 	}
-	e.admins.Store(set)
+	au.admins.Store(set)
 	return nil
 }

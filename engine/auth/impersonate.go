@@ -1,6 +1,10 @@
-package engine
+package auth
 
-import "context"
+import (
+	"context"
+
+	"svcd/engine"
+)
 
 // Impersonation (SPEC.md, Authentication 15): an admin signs in as a user
 // with a one-hour user token that carries impersonated_by (the admin's
@@ -10,25 +14,25 @@ import "context"
 // admin route, so the audit log records who impersonated whom.
 
 // Impersonate signs admin in as user id of collection name.
-func (e *Engine) Impersonate(ctx context.Context, admin Principal, name, id string) (*UserSession, error) {
+func (au *Auth) Impersonate(ctx context.Context, admin engine.Principal, name, id string) (*UserSession, error) {
 	if !admin.IsAdmin() {
-		return nil, ErrAdminOnly
+		return nil, engine.ErrAdminOnly
 	}
-	if !e.SettingBool("auth.impersonation.enabled") {
+	if !au.core.SettingBool("auth.impersonation.enabled") {
 		return nil, errFeatureOff("Impersonation")
 	}
-	ci, err := e.authCollection(name)
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return nil, err
 	}
-	row, err := e.userByID(ctx, ci, id)
+	row, err := au.userByID(ctx, ci, id)
 	if err != nil {
 		return nil, err
 	}
 	if row == nil {
 		return nil, errUserNotFound
 	}
-	s, err := e.issueUserSession(ci, row, 0, admin.ID)
+	s, err := au.issueUserSession(ci, row, 0, admin.ID)
 	if err != nil {
 		return nil, err
 	}

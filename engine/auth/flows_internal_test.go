@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
@@ -63,7 +64,8 @@ func (p *logProposer) Apply(_ context.Context, cmd fsm.Command) (any, uint64, er
 
 type flowEnv struct {
 	t   *testing.T
-	e   *Engine
+	e   *engine.Engine
+	a   *Auth
 	clk *flowClock
 	ctx context.Context
 }
@@ -84,13 +86,17 @@ func newFlowEnv(t *testing.T, start time.Time) *flowEnv {
 		t.Fatal(err)
 	}
 	clk := &flowClock{t: start.Truncate(30 * time.Second).Add(10 * time.Second)}
-	e, err := New(Options{Store: store, Signer: signer, Clock: clk.now, Logger: slog.New(slog.DiscardHandler),
+	e, err := engine.New(engine.Options{Store: store, Clock: clk.now, Logger: slog.New(slog.DiscardHandler),
 		PasswordParams: password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	a, err := New(e, Options{Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.SetProposer(&logProposer{s: store})
-	env := &flowEnv{t: t, e: e, clk: clk, ctx: context.Background()}
+	env := &flowEnv{t: t, e: e, a: a, clk: clk, ctx: context.Background()}
 	env.ok(e.Migrate(env.ctx))
 	_, _, err = e.CreateCollection(env.ctx, []byte(`{"name":"members","type":"auth","create_rule":"","fields":[{"name":"name","type":"text"}],
 		"auth_options":{"password":true,"otp":true,"anonymous":true,"mfa":true,"oauth2":true}}`))
@@ -110,28 +116,28 @@ func (f *flowEnv) ok(err error) {
 // user registers email with a password and returns its id.
 func (f *flowEnv) user(email string) string {
 	f.t.Helper()
-	rec, _, err := f.e.Register(f.ctx, Principal{}, "members", []byte(`{"email":"`+email+`","password":"a-long-password-1"}`))
+	rec, _, err := f.a.Register(f.ctx, engine.Principal{}, "members", []byte(`{"email":"`+email+`","password":"a-long-password-1"}`))
 	f.ok(err)
 	return strings.Split(strings.Split(string(rec.JSON), `"id":"`)[1], `"`)[0]
 }
 
 // principal authenticates a session token.
-func (f *flowEnv) principal(tok string) Principal {
+func (f *flowEnv) principal(tok string) engine.Principal {
 	f.t.Helper()
-	p, err := f.e.Authenticate(f.ctx, tok)
+	p, err := f.a.Authenticate(f.ctx, tok)
 	f.ok(err)
 	return p
 }
 
 func (f *flowEnv) login(email string) *UserSession {
 	f.t.Helper()
-	s, err := f.e.LoginUser(f.ctx, "members", email, "a-long-password-1", "10.0.0.1")
+	s, err := f.a.LoginUser(f.ctx, "members", email, "a-long-password-1", "10.0.0.1")
 	f.ok(err)
 	return s
 }
 
 // wantErr requires err to be the domain error want (kind and message).
-func wantErr(t *testing.T, what string, err error, want *Error) {
+func wantErr(t *testing.T, what string, err error, want *engine.Error) {
 	t.Helper()
 	if !errors.Is(err, want) {
 		t.Fatalf("%s: got %v, want %v", what, err, want)
@@ -162,20 +168,20 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 	f := newFlowEnv(t, time.Now().Add(-40*time.Minute))
 	uid := f.user("ann@example.com")
 	auth := func(code string) error {
-		_, _, err := f.e.AuthWithOTP(f.ctx, "members", OTPAuth{Code: code, Email: "ann@example.com"})
+		_, _, err := f.a.AuthWithOTP(f.ctx, "members", OTPAuth{Code: code, Email: "ann@example.com"})
 		return err
 	}
 
-	otp, _, err := f.e.IssueOTP(f.ctx, "members", "ann@example.com")
+	otp, _, err := f.a.IssueOTP(f.ctx, "members", "ann@example.com")
 	f.ok(err)
 	f.clk.advance(otpTTL - time.Second)
 	f.ok(auth(otp.Code)) // valid up to its last second
 
-	otp, _, _ = f.e.IssueOTP(f.ctx, "members", "ann@example.com")
+	otp, _, _ = f.a.IssueOTP(f.ctx, "members", "ann@example.com")
 	f.clk.advance(otpTTL)
 	wantErr(t, "code at 10 minutes", auth(otp.Code), ErrInvalidCreds)
 
-	otp, _, _ = f.e.IssueOTP(f.ctx, "members", "ann@example.com")
+	otp, _, _ = f.a.IssueOTP(f.ctx, "members", "ann@example.com")
 	wrong := "000000"
 	if otp.Code == wrong {
 		wrong = "000001"
@@ -183,7 +189,7 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 	for range otpMaxAttempts - 1 {
 		wantErr(t, "wrong code", auth(wrong), ErrInvalidCreds)
 	}
-	s, _, err := f.e.AuthWithOTP(f.ctx, "members", OTPAuth{Token: otp.Token})
+	s, _, err := f.a.AuthWithOTP(f.ctx, "members", OTPAuth{Token: otp.Token})
 	f.ok(err)
 	if p := f.principal(s.Token); p.ID != uid || p.AuthRecord["email_verified"] != true {
 		t.Fatalf("otp session: %+v", p)
@@ -193,12 +199,12 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 	// (A new window of the account's code budget first: the wrong codes
 	// above spent most of it.)
 	f.clk.advance(codeBudgetWindow * time.Second)
-	otp, _, _ = f.e.IssueOTP(f.ctx, "members", "ann@example.com")
+	otp, _, _ = f.a.IssueOTP(f.ctx, "members", "ann@example.com")
 	for range otpMaxAttempts {
 		wantErr(t, "wrong code", auth(wrong), ErrInvalidCreds)
 	}
 	var n int
-	f.ok(f.e.store.View(f.ctx, func(r *fsm.Reader) error {
+	f.ok(f.e.Store().View(f.ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT count(*) FROM _svc_otps`).Scan(&n)
 	}))
 	if n != 0 {
@@ -207,12 +213,12 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 	wantErr(t, "right code after the burn", auth(otp.Code), ErrInvalidCreds)
 
 	// Anonymous accounts and unknown addresses get no token.
-	if got, idx, err := f.e.IssueOTP(f.ctx, "members", "nobody@example.com"); got != nil || idx != 0 || err != nil {
+	if got, idx, err := f.a.IssueOTP(f.ctx, "members", "nobody@example.com"); got != nil || idx != 0 || err != nil {
 		t.Fatalf("unknown address: %v %d %v", got, idx, err)
 	}
-	g, _, err := f.e.SignInAnonymous(f.ctx, "members")
+	g, _, err := f.a.SignInAnonymous(f.ctx, "members")
 	f.ok(err)
-	if got, _, _ := f.e.IssueOTP(f.ctx, "members", f.principal(g.Token).Email); got != nil {
+	if got, _, _ := f.a.IssueOTP(f.ctx, "members", f.principal(g.Token).Email); got != nil {
 		t.Fatal("a guest got an OTP")
 	}
 }
@@ -222,9 +228,9 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 func (f *flowEnv) enableTOTP(tok string) (string, []string) {
 	f.t.Helper()
 	p := f.principal(tok)
-	setup, _, err := f.e.SetupTOTP(f.ctx, p, "members")
+	setup, _, err := f.a.SetupTOTP(f.ctx, p, "members")
 	f.ok(err)
-	on, _, err := f.e.ConfirmTOTP(f.ctx, p, "members", oath(f.t, setup.Secret, f.clk.now()))
+	on, _, err := f.a.ConfirmTOTP(f.ctx, p, "members", oath(f.t, setup.Secret, f.clk.now()))
 	f.ok(err)
 	return setup.Secret, on.RecoveryCodes
 }
@@ -244,7 +250,7 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 		return s.MFAToken
 	}
 	exchange := func(tk, code, rec string) error {
-		_, _, err := f.e.LoginMFA(f.ctx, "members", tk, code, rec)
+		_, _, err := f.a.LoginMFA(f.ctx, "members", tk, code, rec)
 		return err
 	}
 
@@ -274,7 +280,7 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 		wantErr(t, "wrong code", exchange(tk, "", "ZZZZ-ZZZZ"), ErrInvalidCreds)
 	}
 	wantErr(t, "right code on a burned ticket", exchange(tk, "", codes[0]), errBadTicket)
-	st, err := f.e.RecoveryCodesStatus(f.ctx, f.principal(tok), "members")
+	st, err := f.a.RecoveryCodesStatus(f.ctx, f.principal(tok), "members")
 	f.ok(err)
 	if st.Total != 10 || st.Remaining != 10 {
 		t.Fatalf("status %+v", st)
@@ -282,7 +288,7 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 
 	// Rows of spent tickets go once they are well past their expiry.
 	count := func() (n int) {
-		f.ok(f.e.store.View(f.ctx, func(r *fsm.Reader) error {
+		f.ok(f.e.Store().View(f.ctx, func(r *fsm.Reader) error {
 			return r.QueryRow(`SELECT count(*) FROM _svc_mfa_tickets`).Scan(&n)
 		}))
 		return n
@@ -298,9 +304,9 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 	f.clk.set(t0.Add(90 * time.Second))
 
 	// Email OTP of an account with TOTP on answers a ticket.
-	otp, _, err := f.e.IssueOTP(f.ctx, "members", "bo@example.com")
+	otp, _, err := f.a.IssueOTP(f.ctx, "members", "bo@example.com")
 	f.ok(err)
-	s, _, err := f.e.AuthWithOTP(f.ctx, "members", OTPAuth{Code: otp.Code, Email: "bo@example.com"})
+	s, _, err := f.a.AuthWithOTP(f.ctx, "members", OTPAuth{Code: otp.Code, Email: "bo@example.com"})
 	f.ok(err)
 	if !s.MFARequired || s.Token != "" {
 		t.Fatalf("otp with TOTP on: %+v", s)
@@ -320,12 +326,12 @@ func TestResetTokenRules(t *testing.T) {
 	f := newFlowEnv(t, wall.Add(-40*time.Minute))
 	uid := f.user("cy@example.com")
 	issue := func(at time.Time, email string) string {
-		tok, _, err := f.e.signer.Issue(token.Claims{ID: uid, Email: email, Collection: f.e.collection("members").ID}, audReset, at, resetTTL)
+		tok, _, err := f.a.signer.Issue(token.Claims{ID: uid, Email: email, Collection: f.e.Coll("members").ID}, audReset, at, resetTTL)
 		f.ok(err)
 		return tok
 	}
 	confirm := func(tok string) error {
-		_, err := f.e.ConfirmPasswordReset(f.ctx, "members", tok, "another-password-1")
+		_, err := f.a.ConfirmPasswordReset(f.ctx, "members", tok, "another-password-1")
 		return err
 	}
 	wantErr(t, "an expired token", confirm(issue(f.clk.now(), "cy@example.com")), errBadFlowToken)
@@ -348,18 +354,18 @@ func TestResetTokenRules(t *testing.T) {
 // command is applied, not by the proposer's earlier reads.
 func TestDecidedAtApply(t *testing.T) {
 	f := newFlowEnv(t, time.Now().Add(-time.Minute))
-	g, _, err := f.e.SignInAnonymous(f.ctx, "members")
+	g, _, err := f.a.SignInAnonymous(f.ctx, "members")
 	f.ok(err)
 	p := f.principal(g.Token)
-	ci := f.e.collection("members")
+	ci := f.e.Coll("members")
 	promote := func(email string) error {
-		_, _, err := f.e.propose(f.ctx, cmdPromote, promoteCmd{Coll: ci.ID, Ver: ci.Version, ID: p.ID, Now: f.clk.now().Unix(),
+		_, _, err := f.e.Propose(f.ctx, cmdPromote, promoteCmd{Coll: ci.ID, Ver: ci.Version, ID: p.ID, Now: f.clk.now().Unix(),
 			Values: map[string]any{"email": email}, JTI: p.TokenID, Exp: p.Claims.ExpiresAt.Unix()})
 		return err
 	}
 	f.ok(promote("first@example.com"))
 	wantErr(t, "a second promote of the same guest", promote("second@example.com"), errAnonymousOnly)
-	if _, err := f.e.Authenticate(f.ctx, g.Token); err == nil {
+	if _, err := f.a.Authenticate(f.ctx, g.Token); err == nil {
 		t.Fatal("the guest token survived the promote")
 	}
 
@@ -367,19 +373,19 @@ func TestDecidedAtApply(t *testing.T) {
 	// confirm is refused.
 	f.user("dee@example.com")
 	dp := f.principal(f.login("dee@example.com").Token)
-	first, _, err := f.e.SetupTOTP(f.ctx, dp, "members")
+	first, _, err := f.a.SetupTOTP(f.ctx, dp, "members")
 	f.ok(err)
-	st, err := f.e.totpState(f.ctx, ci.ID, dp.ID)
+	st, err := f.a.totpState(f.ctx, ci.ID, dp.ID)
 	f.ok(err)
-	_, _, err = f.e.SetupTOTP(f.ctx, dp, "members")
+	_, _, err = f.a.SetupTOTP(f.ctx, dp, "members")
 	f.ok(err)
-	_, _, err = f.e.propose(f.ctx, cmdTOTPConfirm, totpConfirmCmd{Coll: ci.ID, UserID: dp.ID, Secret: st.sealed, Step: 1, Now: f.clk.now().Unix()})
+	_, _, err = f.e.Propose(f.ctx, cmdTOTPConfirm, totpConfirmCmd{Coll: ci.ID, UserID: dp.ID, Secret: st.sealed, Step: 1, Now: f.clk.now().Unix()})
 	wantErr(t, "a confirm of a replaced secret", err, errTOTPMoved)
 	// A sealed secret opens only for its own account.
-	if _, err := f.e.openTOTP(ci.ID, "someone-else", st.sealed); err == nil {
+	if _, err := f.a.openTOTP(ci.ID, "someone-else", st.sealed); err == nil {
 		t.Fatal("a sealed TOTP secret opened for another account")
 	}
-	if s, err := f.e.openTOTP(ci.ID, dp.ID, st.sealed); err != nil || s != first.Secret {
+	if s, err := f.a.openTOTP(ci.ID, dp.ID, st.sealed); err != nil || s != first.Secret {
 		t.Fatalf("open: %q %v", s, err)
 	}
 }

@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 
 	"svcd/fsm"
@@ -29,17 +31,17 @@ type auditCmd struct {
 }
 
 // Audit records one admin action (At set by the caller's clock).
-func (e *Engine) Audit(ctx context.Context, a AuditEntry) error {
+func (au *Auth) Audit(ctx context.Context, a AuditEntry) error {
 	if a.At == 0 {
-		a.At = e.now().Unix()
+		a.At = au.core.Now().Unix()
 	}
 	a.ID = 0
-	_, _, err := e.propose(ctx, cmdAudit, auditCmd{Entry: a})
+	_, _, err := au.core.Propose(ctx, cmdAudit, auditCmd{Entry: a})
 	return err
 }
 
-func (e *Engine) applyAudit(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[auditCmd](cmd)
+func (au *Auth) applyAudit(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[auditCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -61,16 +63,16 @@ type AuditPage struct {
 const MaxAuditPerPage = 500
 
 // AuditLog reads a page of the audit log from this replica.
-func (e *Engine) AuditLog(ctx context.Context, page, perPage int) (*AuditPage, error) {
+func (au *Auth) AuditLog(ctx context.Context, page, perPage int) (*AuditPage, error) {
 	if page < 1 {
 		page = 1
 	}
 	if perPage < 1 {
-		perPage = DefaultPerPage
+		perPage = engine.DefaultPerPage
 	}
 	perPage = min(perPage, MaxAuditPerPage)
 	out := &AuditPage{Items: []AuditEntry{}, Page: page, PerPage: perPage}
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		if err := r.QueryRow(`SELECT count(*) FROM _svc_audit`).Scan(&out.TotalItems); err != nil {
 			return err
 		}

@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"database/sql"
 	"errors"
 
@@ -29,8 +31,8 @@ const (
 
 // errCodesExhausted refuses a code exchange of an account whose budget is
 // spent; retryAfter is when its window ends.
-func errCodesExhausted(retryAfter int64) *Error {
-	return &Error{Kind: KindTooManyRequests, Message: "Too many wrong codes for this account; try again later",
+func errCodesExhausted(retryAfter int64) *engine.Error {
+	return &engine.Error{Kind: engine.KindTooManyRequests, Message: "Too many wrong codes for this account; try again later",
 		RetryAfter: int(max(retryAfter, 1))}
 }
 

@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"fmt"
 	"strings"
@@ -28,23 +30,23 @@ const resetTTL = 30 * time.Minute
 // collection name (not anonymous). It answers the same, at once, whether
 // or not the account exists; only a disabled feature, missing mail
 // configuration or a malformed address is an error.
-func (e *Engine) RequestPasswordReset(ctx context.Context, name, email string) error {
-	ci, addr, sender, err := e.mailRequest(name, email, "password", "Password sign-in")
+func (au *Auth) RequestPasswordReset(ctx context.Context, name, email string) error {
+	ci, addr, sender, err := au.mailRequest(name, email, "password", "Password sign-in")
 	if err != nil {
 		return err
 	}
-	e.later("password reset", func(ctx context.Context) error {
-		row, err := e.userByEmail(ctx, ci, addr)
-		if err != nil || row == nil || asBool(row[ci.rowIndex("is_anonymous")]) {
+	au.later("password reset", func(ctx context.Context) error {
+		row, err := au.userByEmail(ctx, ci, addr)
+		if err != nil || row == nil || asBool(row[ci.RowIndex("is_anonymous")]) {
 			return err
 		}
-		stored, _ := row[ci.rowIndex("email")].(string)
-		tok, _, err := e.signer.Issue(token.Claims{ID: asString(row[0]), Email: stored, Collection: ci.ID}, audReset,
-			issueAfter(e.now(), asInt64(row[ci.rowIndex("password_reset_at")])), resetTTL)
+		stored, _ := row[ci.RowIndex("email")].(string)
+		tok, _, err := au.signer.Issue(token.Claims{ID: engine.AsString(row[0]), Email: stored, Collection: ci.ID}, audReset,
+			issueAfter(au.core.Now(), engine.AsInt64(row[ci.RowIndex("password_reset_at")])), resetTTL)
 		if err != nil {
 			return err
 		}
-		c, err := mail.PasswordResetEmail(e.mailInput(ci, tok, "", resetTTL))
+		c, err := mail.PasswordResetEmail(au.mailInput(ci, tok, "", resetTTL))
 		if err != nil {
 			return err
 		}
@@ -67,41 +69,41 @@ type passwordResetCmd struct {
 // ConfirmPasswordReset sets a new password with a reset token. It returns
 // the log index of the change (every older session of the account is
 // refused from that index on).
-func (e *Engine) ConfirmPasswordReset(ctx context.Context, name, tok, plain string) (uint64, error) {
-	ci, err := e.authCollection(name)
+func (au *Auth) ConfirmPasswordReset(ctx context.Context, name, tok, plain string) (uint64, error) {
+	ci, err := au.authCollection(name)
 	if err != nil {
 		return 0, err
 	}
-	if !e.authFeature(ci, "password") {
+	if !au.authFeature(ci, "password") {
 		return 0, errFeatureOff("Password sign-in")
 	}
 	if d := blankDetails("token", tok, "password", plain); len(d) > 0 {
-		return 0, ValidationError(d)
+		return 0, engine.ValidationError(d)
 	}
-	c, err := e.signer.Verify(tok, audReset)
+	c, err := au.signer.Verify(tok, audReset)
 	if err != nil || c.Collection != ci.ID || c.IssuedAt == nil || c.ExpiresAt == nil {
 		return 0, errBadFlowToken
 	}
-	if msg := e.checkPasswordPolicy(plain); msg != "" {
-		return 0, FieldError("password", msg)
+	if msg := au.core.CheckPasswordPolicy(plain); msg != "" {
+		return 0, engine.FieldError("password", msg)
 	}
-	hash, err := password.Hash(plain, e.pwParams)
+	hash, err := password.Hash(plain, au.core.PasswordParams())
 	if err != nil {
-		return 0, Errorf(KindInternal, "could not hash the password")
+		return 0, engine.Errorf(engine.KindInternal, "could not hash the password")
 	}
-	_, idx, err := e.propose(ctx, cmdPasswordReset, passwordResetCmd{
+	_, idx, err := au.core.Propose(ctx, cmdPasswordReset, passwordResetCmd{
 		Coll: ci.ID, UserID: c.ID, Email: c.Email, JTI: c.RegisteredClaims.ID,
-		IAT: c.IssuedAt.Unix(), Exp: c.ExpiresAt.Unix(), Hash: hash, Now: e.now().Unix(),
+		IAT: c.IssuedAt.Unix(), Exp: c.ExpiresAt.Unix(), Hash: hash, Now: au.core.Now().Unix(),
 	})
 	return idx, err
 }
 
-func (e *Engine) applyPasswordReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[passwordResetCmd](cmd)
+func (au *Auth) applyPasswordReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[passwordResetCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.authCollForApply(tx, c.Coll)
+	ci, err := au.authCollForApply(tx, c.Coll)
 	if err != nil {
 		return nil, errBadFlowToken
 	}
@@ -109,22 +111,22 @@ func (e *Engine) applyPasswordReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if row == nil || !strings.EqualFold(asString(row[ci.rowIndex("email")]), c.Email) ||
-		asBool(row[ci.rowIndex("is_anonymous")]) {
+	if row == nil || !strings.EqualFold(engine.AsString(row[ci.RowIndex("email")]), c.Email) ||
+		asBool(row[ci.RowIndex("is_anonymous")]) {
 		return nil, errBadFlowToken
 	}
 	// A token no newer than the last reset is spent (this one included:
 	// the jti check covers a token issued in the same second).
-	if c.IAT <= asInt64(row[ci.rowIndex("password_reset_at")]) {
+	if c.IAT <= engine.AsInt64(row[ci.RowIndex("password_reset_at")]) {
 		return nil, errBadFlowToken
 	}
 	if used, err := isRevokedTx(tx, c.JTI); err != nil || used {
-		return nil, firstErr(err, errBadFlowToken)
+		return nil, engine.FirstErr(err, errBadFlowToken)
 	}
 	// The reset time never precedes the token's own iat, so the token is
 	// spent even when the proposer's clock is behind the issuer's.
 	at := max(c.Now, c.IAT)
-	if _, err := e.setUserColumns(tx, ci, c.UserID, c.Now,
+	if _, err := au.setUserColumns(tx, ci, c.UserID, c.Now,
 		[]string{"password = ?", "password_reset_at = ?", "email_verified = 1"}, []any{c.Hash, at}); err != nil {
 		return nil, fmt.Errorf("password reset: %w", err)
 	}

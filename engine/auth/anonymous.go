@@ -1,6 +1,8 @@
-package engine
+package auth
 
 import (
+	"svcd/engine"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -26,37 +28,37 @@ import (
 // AnonymousDomain is the domain of guests' synthetic emails.
 const AnonymousDomain = "anonymous.invalid"
 
-var errEmailTaken = &Error{Kind: KindConflict, Message: "The email is already in use",
+var errEmailTaken = &engine.Error{Kind: engine.KindConflict, Message: "The email is already in use",
 	Details: map[string]any{"email": "is already in use"}}
 
 // SignInAnonymous creates a guest account in collection name and signs it
 // in.
-func (e *Engine) SignInAnonymous(ctx context.Context, name string) (*UserSession, uint64, error) {
+func (au *Auth) SignInAnonymous(ctx context.Context, name string) (*UserSession, uint64, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, 0, fmt.Errorf("engine: random: %w", err)
 	}
 	email := "anon_" + hex.EncodeToString(b[:]) + "@" + AnonymousDomain
 	for attempt := 0; ; attempt++ {
-		ci, err := e.authCollection(name)
+		ci, err := au.authCollection(name)
 		if err != nil {
 			return nil, 0, err
 		}
-		if !e.authFeature(ci, "anonymous") {
+		if !au.authFeature(ci, "anonymous") {
 			return nil, 0, errFeatureOff("Anonymous sign-in")
 		}
-		now := e.now().Unix()
-		values := make([]any, len(ci.fields))
-		for i, f := range ci.fields {
+		now := au.core.Now().Unix()
+		fields := ci.RowFields()
+		values := make([]any, len(fields))
+		for i, f := range fields {
 			switch {
-			case f.system && f.Name == "email":
+			case f.System() && f.Name == "email":
 				values[i] = email
-			case f.system && f.Name == "is_anonymous":
+			case f.System() && f.Name == "is_anonymous":
 				values[i] = int64(1)
-
-			case f.system && f.typ.Name() == schema.FieldBool:
+			case f.System() && f.Type == schema.FieldBool:
 				values[i] = int64(0)
-			case f.system:
+			case f.System():
 				values[i] = nil
 			case f.Type == schema.FieldAutodate:
 				if f.OnCreate || f.OnUpdate {
@@ -65,19 +67,17 @@ func (e *Engine) SignInAnonymous(ctx context.Context, name string) (*UserSession
 			default:
 				// The empty value of the type; required fields stay empty
 				// until the guest is promoted or updates its record.
-				values[i], _ = f.typ.Normalize(f.Field, nil)
+				values[i] = f.EmptyValue()
 			}
 		}
-		res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
-			Coll: ci.ID, Ver: ci.Version, Admin: true, ID: NewID(), Now: now, Values: values,
-		})
-		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
+		row, idx, err := au.core.CreateAccount(ctx, ci, engine.NewID(), now, values)
+		if errors.Is(err, engine.ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
 			return nil, idx, err
 		}
-		s, err := e.issueUserSession(ci, res.(Row), 0, "")
+		s, err := au.issueUserSession(ci, row, 0, "")
 		return s, idx, err
 	}
 }
@@ -95,31 +95,31 @@ type promoteCmd struct {
 	// (@request.body holds the sent fields): a promote is an update of
 	// the guest's own record by the guest. Commands proposed before this
 	// rule existed carry none and replay without the check.
-	Env *ruleEnv `json:"env,omitempty"`
+	Env *engine.RuleEnv `json:"env,omitempty"`
 }
 
 // Promote turns the caller, a guest of collection name, into a real
 // account: body is {email, password, ...custom fields}. 409 when the
 // email is taken, 422 for the password policy, other invalid fields, or a
 // caller that is not anonymous per the database.
-func (e *Engine) Promote(ctx context.Context, p Principal, name string, body []byte) (*UserSession, uint64, error) {
-	in, err := decodeBody(body)
+func (au *Auth) Promote(ctx context.Context, p engine.Principal, name string, body []byte) (*UserSession, uint64, error) {
+	in, err := engine.DecodeBody(body)
 	if err != nil {
 		return nil, 0, err
 	}
 	for attempt := 0; ; attempt++ {
-		ci, err := e.authCollection(name)
+		ci, err := au.authCollection(name)
 		if err != nil {
 			return nil, 0, err
 		}
-		if !e.authFeature(ci, "anonymous") {
+		if !au.authFeature(ci, "anonymous") {
 			return nil, 0, errFeatureOff("Anonymous sign-in")
 		}
-		row, err := e.ownUser(ctx, p, ci)
+		row, err := au.ownUser(ctx, p, ci)
 		if err != nil {
 			return nil, 0, err
 		}
-		if !asBool(row[ci.rowIndex("is_anonymous")]) {
+		if !asBool(row[ci.RowIndex("is_anonymous")]) {
 			return nil, 0, errAnonymousOnly
 		}
 		d := map[string]string{}
@@ -129,44 +129,44 @@ func (e *Engine) Promote(ctx context.Context, p Principal, name string, body []b
 			}
 		}
 		if len(d) > 0 {
-			return nil, 0, ValidationError(d)
+			return nil, 0, engine.ValidationError(d)
 		}
 		// Refuse before validating, as a record update does: a refusal
 		// never reveals field names.
-		if err := preWriteError(ci, ci.UpdateRule, false); err != nil {
+		if err := engine.PreWriteError(ci, ci.UpdateRule, false); err != nil {
 			return nil, 0, err
 		}
-		now := e.now().Unix()
-		values, verr := e.prepareUpdate(ci, in, false, now)
+		now := au.core.Now().Unix()
+		values, verr := au.core.PrepareUpdate(ci, in, false, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
-		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
-		if other, err := e.userByEmail(ctx, ci, asString(values["email"])); err != nil || (other != nil && asString(other[0]) != p.ID) {
-			return nil, 0, firstErr(err, errEmailTaken)
+		env := au.core.UpdateEnv(p, ci, in, values, now)
+		if other, err := au.userByEmail(ctx, ci, engine.AsString(values["email"])); err != nil || (other != nil && engine.AsString(other[0]) != p.ID) {
+			return nil, 0, engine.FirstErr(err, errEmailTaken)
 		}
 		cmd := promoteCmd{Coll: ci.ID, Ver: ci.Version, ID: p.ID, Now: now, Values: values, JTI: p.TokenID, Env: env}
 		if p.Claims != nil && p.Claims.ExpiresAt != nil {
 			cmd.Exp = p.Claims.ExpiresAt.Unix()
 		}
-		res, idx, err := e.propose(ctx, cmdPromote, cmd)
-		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
+		res, idx, err := au.core.Propose(ctx, cmdPromote, cmd)
+		if errors.Is(err, engine.ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
 		if err != nil {
 			return nil, idx, err
 		}
-		s, err := e.issueUserSession(ci, res.(Row), 0, "")
+		s, err := au.issueUserSession(ci, res.(engine.Row), 0, "")
 		return s, idx, err
 	}
 }
 
-func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
-	c, err := decodeCmd[promoteCmd](cmd)
+func (au *Auth) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[promoteCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	ci, err := au.core.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}
@@ -177,17 +177,17 @@ func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if row == nil {
 		return nil, errBadToken
 	}
-	if !asBool(row[ci.rowIndex("is_anonymous")]) {
+	if !asBool(row[ci.RowIndex("is_anonymous")]) {
 		return nil, errAnonymousOnly
 	}
 	if c.Env != nil {
-		if err := e.writeRuleError(tx, ci, ci.UpdateRule, false, c.Env, c.ID); err != nil {
+		if err := au.core.WriteRuleError(tx, ci, ci.UpdateRule, false, c.Env, c.ID); err != nil {
 			return nil, err
 		}
 	}
-	email := asString(c.Values["email"])
+	email := engine.AsString(c.Values["email"])
 	var taken int
-	if err := tx.QueryRow("SELECT count(*) FROM "+ci.table+" WHERE email = ? COLLATE NOCASE AND id <> ?", email, c.ID).Scan(&taken); err != nil {
+	if err := tx.QueryRow("SELECT count(*) FROM "+ci.Table()+" WHERE email = ? COLLATE NOCASE AND id <> ?", email, c.ID).Scan(&taken); err != nil {
 		return nil, err
 	}
 	if taken > 0 {
@@ -195,16 +195,16 @@ func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	sets := []string{"is_anonymous = 0"}
 	var args []any
-	sets, args, err = e.valueSets(tx, ci, c.Values, sets, args)
+	sets, args, err = au.core.ValueSets(tx, ci, c.Values, sets, args)
 	if err != nil {
 		return nil, err
 	}
-	row, err = e.setUserColumns(tx, ci, c.ID, c.Now, sets, args)
+	row, err = au.setUserColumns(tx, ci, c.ID, c.Now, sets, args)
 	if err != nil {
-		if isUniqueViolation(err) && strings.EqualFold(uniqueViolationColumn(err), "email") {
+		if engine.IsUniqueViolation(err) && strings.EqualFold(engine.UniqueViolationColumn(err), "email") {
 			return nil, errEmailTaken
 		}
-		return nil, uniqueError(ci, err)
+		return nil, engine.UniqueError(ci, err)
 	}
 	if row == nil {
 		return nil, errBadToken
@@ -212,5 +212,5 @@ func (e *Engine) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err := revokeTx(tx, c.JTI, c.Exp); err != nil {
 		return nil, err
 	}
-	return Row(row), nil
+	return engine.Row(row), nil
 }

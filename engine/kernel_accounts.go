@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+
+	"svcd/engine/password"
+	"svcd/fsm"
+)
+
+// What modules that keep accounts (engine/auth) use of the core's records:
+// an auth collection's accounts are its records, written through the
+// core's record commands or, inside a module's own command, through the
+// primitives below, which keep the record-write funnel (RecordWritten)
+// and the rule checks in one place.
+
+// RuleEnv is a request as rules see it (@request.*), captured before
+// proposing and carried by a command to be decided at apply time.
+type RuleEnv = ruleEnv
+
+// RowIndex is where column name sits in a row read with SelectCols (-1
+// when the collection has no such column).
+func (ci *Coll) RowIndex(name string) int { return ci.rowIndex(name) }
+
+// Table is the collection's quoted table name.
+func (ci *Coll) Table() string { return ci.table }
+
+// SelectCols is the column list of a full row, in row order.
+func (ci *Coll) SelectCols() string { return ci.selectCols }
+
+// ScanRow scans a full row (SelectCols) into stored values.
+func (ci *Coll) ScanRow(scan func(dest ...any) error) ([]any, error) { return ci.scanRow(scan) }
+
+// EmptyValue is the stored empty value of the field's type.
+func (f *FieldInfo) EmptyValue() any {
+	v, _ := f.typ.Normalize(f.Field, nil)
+	return v
+}
+
+// PasswordParams are the argon2id costs of new password hashes.
+func (e *Engine) PasswordParams() password.Params { return e.pwParams }
+
+// CheckPasswordPolicy applies the password.* settings to an account
+// password: "" when it passes, else why not.
+func (e *Engine) CheckPasswordPolicy(p string) string { return e.checkPasswordPolicy(p) }
+
+// DecodeBody parses a JSON object body of a record write.
+func DecodeBody(body []byte) (map[string]any, error) { return decodeBody(body) }
+
+// PrepareUpdate validates the fields present in a patch body of a record
+// of ci, as a record update does: the stored values to set.
+func (e *Engine) PrepareUpdate(ci *Coll, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
+	return e.prepareUpdate(ci, body, admin, now)
+}
+
+// UpdateEnv is the rule environment of p's update of a record of ci with
+// body (the request's fields) and the prepared values.
+func (e *Engine) UpdateEnv(p Principal, ci *Coll, body, values map[string]any, now int64) *RuleEnv {
+	return e.envFor(p, ci, bodyEnv(ci, body, func(i int) any { return values[ci.fields[i].Name] }), now)
+}
+
+// PreWriteError is the part of a write decision that needs no row:
+// admin-only write rules (403) and admin-only view rules (404).
+func PreWriteError(ci *Coll, rule *string, admin bool) error { return preWriteError(ci, rule, admin) }
+
+// WriteRuleError decides, at apply time, an update or delete of record id
+// of ci by a non-admin under rule (as the record commands do).
+func (e *Engine) WriteRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *RuleEnv, id string) error {
+	return e.writeRuleError(tx, ci, rule, admin, env, id)
+}
+
+// ValueSets appends the "col = ?" fragments and arguments that store
+// values (from PrepareUpdate) in a record of ci.
+func (e *Engine) ValueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []string, args []any) ([]string, []any, error) {
+	return e.valueSets(tx, ci, values, sets, args)
+}
+
+// CollForApply is collection id as it was at version, inside an apply:
+// ErrSchemaMoved when the schema moved since the command was proposed.
+func (e *Engine) CollForApply(tx *fsm.Tx, id string, version int64) (*Coll, error) {
+	return e.loadCollForApply(tx, id, version)
+}
+
+// RecordWritten runs the record-write hooks (history, search, the
+// modules') and emits the record event for a change a module's command
+// made to row of ci, in its transaction.
+func (e *Engine) RecordWritten(tx *fsm.Tx, kind string, ci *Coll, row []any, at int64, actor *Actor) error {
+	return e.recordWritten(tx, kind, ci, row, at, actor)
+}
+
+// UniqueError maps a unique violation to a 422 on the field (other errors
+// are returned as they are).
+func UniqueError(ci *Coll, err error) error { return uniqueError(ci, err) }
+
+// IsUniqueViolation reports a SQLite unique constraint failure.
+func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }
+
+// UniqueViolationColumn is the column a unique violation names ("" if
+// none).
+func UniqueViolationColumn(err error) string { return uniqueViolationColumn(err) }
+
+// CreateAccount commits the creation of record id of auth collection ci
+// with values already in stored form (in RowFields order), as an admin
+// would (no create rule): the stored row.
+func (e *Engine) CreateAccount(ctx context.Context, ci *Coll, id string, now int64, values []any) (Row, uint64, error) {
+	res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
+		Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values,
+	})
+	if err != nil {
+		return nil, idx, err
+	}
+	return res.(Row), idx, nil
+}
