@@ -3,6 +3,7 @@ package stack
 import (
 	"svcd/engine"
 	"svcd/engine/history"
+	"svcd/engine/search"
 )
 
 // Domain is the engine's core with every module wired to it: the one
@@ -11,6 +12,9 @@ import (
 // the registries are sealed before anything is applied.
 type Domain struct {
 	Engine *engine.Engine
+	// Search keeps the full-text index and answers the search and
+	// vector search of record lists.
+	Search *search.Search
 	// History keeps and serves record history.
 	History *history.History
 }
@@ -23,6 +27,9 @@ func NewDomain(opts engine.Options) (*Domain, error) {
 		return nil, err
 	}
 	d := &Domain{Engine: eng}
+	// Search before history: their record hooks run in this order, as
+	// they did when search was part of the core.
+	d.Search = search.New(eng)
 	d.History = history.New(eng)
 	if err := eng.Seal(); err != nil {
 		return nil, err
