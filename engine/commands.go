@@ -42,8 +42,6 @@ const (
 func (e *Engine) register() {
 	e.registerCoreMigrations()
 	e.registerCoreSettings()
-	e.registerSearchHooks()
-	e.DefineSettings(SettingDef{Key: "vector.max_candidates", Default: "100000"})
 	e.registerRowResult()
 	RegisterResult[BatchResult](e, "batch")
 	RegisterResult[csvChunkResult](e, "csv")

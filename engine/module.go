@@ -28,6 +28,7 @@ type registries struct {
 	onRecord      []RecordHook
 	onColl        []CollectionHook
 	onEvents      []func([]fsm.Event)
+	searcher      Searcher // list_extension.go
 }
 
 func (r *registries) mustOpen(what string) {

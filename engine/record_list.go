@@ -20,11 +20,9 @@ type ListQuery struct {
 	Search string
 	// HasNear is set when nearVector is present: a vector search, with
 	// the raw nearVector, nearVectorField, nearLimit and nearMinScore
-	// (validated by the engine: 422 when wrong).
+	// (validated by the search provider: 422 when wrong).
 	HasNear                                              bool
 	NearVector, NearVectorField, NearLimit, NearMinScore string
-	// maxCandidates is vector.max_candidates as read by the engine.
-	maxCandidates int
 }
 
 // RecordList is one page of records; Data is the JSON array.

@@ -112,7 +112,6 @@ func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q Li
 		return nil, ErrNotFound
 	}
 	var out *RecordList
-	q.maxCandidates = e.maxCandidates()
 	err := e.store.View(ctx, func(r *fsm.Reader) error {
 		var err error
 		out, err = e.listRecordsIn(e.replicaSource(r, p), ci, q)
@@ -140,29 +139,36 @@ func (e *Engine) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*RecordL
 	if err != nil {
 		return nil, err
 	}
-	var nq *nearQuery
+	s, err := e.searcherFor(&q)
+	if err != nil {
+		return nil, err
+	}
+	l := &ListRead{src: src}
+	var near NearSearch
 	if q.HasNear {
 		// After the rule check: a caller refused the collection learns
 		// nothing of its fields.
-		if nq, err = ci.parseNear(&q, admin); err != nil {
+		if near, err = s.NearVector(l, ci, &q); err != nil {
 			return nil, err
 		}
 	}
 	searchTotal := -1 // the count of matches, when it is the total
 	if !deny && strings.TrimSpace(q.Search) != "" {
 		byCreated := strings.HasPrefix(ci.orderBy(q.Sort, admin), "created ")
-		sc, err := searchCond(src, ci, q.Search, byCreated)
+		sc, err := s.SearchCond(l, ci, q.Search, byCreated)
 		if err != nil {
 			return nil, err
 		}
-		if len(conds) == 0 {
-			searchTotal = sc.matches
+		if len(conds) == 0 && sc.Total >= 0 {
+			searchTotal = sc.Total
 		}
-		deny = sc.none
-		conds, args = append(conds, sc.cond), append(args, sc.args...)
+		deny = sc.None
+		if !deny {
+			conds, args = append(conds, sc.Where), append(args, sc.Args...)
+		}
 	}
-	if nq != nil {
-		return e.listNear(src, ci, q, nq, conds, args, deny)
+	if near != nil {
+		return e.listNear(src, ci, q, near, conds, args, deny)
 	}
 	if deny {
 		out.Data = []byte("[]")

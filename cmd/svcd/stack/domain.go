@@ -4,6 +4,7 @@ import (
 	"svcd/engine"
 	"svcd/engine/auth"
 	"svcd/engine/history"
+	"svcd/engine/search"
 	"svcd/engine/token"
 )
 
@@ -15,6 +16,9 @@ type Domain struct {
 	Engine *engine.Engine
 	// Auth signs admins, users and API tokens in and keeps their sessions.
 	Auth *auth.Auth
+	// Search keeps the full-text index and answers the search and
+	// vector search of record lists.
+	Search *search.Search
 	// History keeps and serves record history.
 	History *history.History
 }
@@ -34,9 +38,13 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 		return nil, err
 	}
 	d := &Domain{Engine: eng}
+	// The order of the modules is the order their record hooks run in:
+	// account clean-up (auth), the search index, history, as when they
+	// were part of the core.
 	if d.Auth, err = auth.New(eng, auth.Options{Signer: opts.Signer, Outbound: opts.Outbound}); err != nil {
 		return nil, err
 	}
+	d.Search = search.New(eng)
 	d.History = history.New(eng)
 	if err := eng.Seal(); err != nil {
 		return nil, err

@@ -1,11 +1,12 @@
-package engine
+package search
 
 import (
 	"database/sql"
 	"encoding/binary"
 	"math"
-	"strconv"
 	"strings"
+
+	"svcd/engine"
 )
 
 // scored is one ranked record: its cosine similarity and id.
@@ -123,16 +124,16 @@ func cosineVec(q []float32, qn float64, v []float32) (float64, bool) {
 // vectorScan ranks the rows of ci that satisfy conds (rules, filter,
 // search): at most maxCand rows with a value in the field are read, in
 // table order, and the nq.limit best at or above nq.minScore are kept.
-func vectorScan(src *readSource, ci *Coll, conds []string, args []any, nq *nearQuery, maxCand int) ([]scored, VectorInfo, error) {
-	col := "_r." + nq.field.col
+func vectorScan(l *engine.ListRead, ci *engine.Coll, conds []string, args []any, nq *nearQuery, maxCand int) ([]scored, engine.VectorInfo, error) {
+	col := "_r." + nq.field.Column()
 	conds = append(append([]string(nil), conds...), col+" IS NOT NULL")
-	q := "SELECT _r.id, " + col + ", typeof(" + col + ") = 'text' FROM " + ci.table + " AS _r" + whereClause(conds) + " LIMIT ?"
-	rows, err := src.query(false, q, append(append([]any(nil), args...), maxCand)...)
+	q := "SELECT _r.id, " + col + ", typeof(" + col + ") = 'text' FROM " + ci.Table() + " AS _r" + whereClause(conds) + " LIMIT ?"
+	rows, err := l.Query(q, append(append([]any(nil), args...), maxCand)...)
 	if err != nil {
-		return nil, VectorInfo{}, err
+		return nil, engine.VectorInfo{}, err
 	}
 	defer rows.Close()
-	var info VectorInfo
+	var info engine.VectorInfo
 	top := &topK{k: nq.limit, h: make([]scored, 0, nq.limit)}
 	consider := func(id []byte, s float64, ok bool) {
 		if ok && (!nq.hasMin || s >= nq.minScore) && top.wants(s, id) {
@@ -193,15 +194,4 @@ func storedVectorText(s string) ([]float32, bool) {
 		return nil, false
 	}
 	return v, true
-}
-
-// appendScore adds "_score" to the rendered record rec (a JSON object).
-func appendScore(rec []byte, score float64) []byte {
-	rec = rec[:len(rec)-1]
-	if len(rec) > 1 {
-		rec = append(rec, ',')
-	}
-	rec = append(rec, `"_score":`...)
-	rec = strconv.AppendFloat(rec, score, 'g', -1, 64)
-	return append(rec, '}')
 }

@@ -1,4 +1,4 @@
-package engine
+package search
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 )
 
@@ -18,24 +19,7 @@ const (
 	maxVectorLen         = 4096 // the largest dimensions a field may have
 )
 
-// VectorInfo is the _vector member of a vector search answer: how many
-// candidate rows were scanned and whether the scan stopped at the cap.
-type VectorInfo struct {
-	Scanned   int
-	Truncated bool
-}
-
-// nearQuery is a validated vector search.
-type nearQuery struct {
-	field    *FieldInfo
-	vec      []float32
-	norm     float64 // of vec, computed once
-	limit    int
-	minScore float64
-	hasMin   bool
-}
-
-var errNearVector = FieldError("nearVector", "must be a JSON array or a comma-separated list of numbers")
+var errNearVector = engine.FieldError("nearVector", "must be a JSON array or a comma-separated list of numbers")
 
 // ParseNearVector reads a nearVector parameter: a JSON array of numbers
 // ("[0.1, 2]") or a comma list ("0.1,2"). Every element must be a finite
@@ -90,10 +74,10 @@ func isNumberText(s string) bool {
 }
 
 // vectorFieldsFor lists the vector fields of ci the caller may read.
-func (ci *Coll) vectorFieldsFor(admin bool) []*FieldInfo {
-	var out []*FieldInfo
-	for _, f := range ci.fields {
-		if f.Type == schema.FieldVector && !f.private && (admin || !f.Hidden) {
+func vectorFieldsFor(ci *engine.Coll, admin bool) []*engine.FieldInfo {
+	var out []*engine.FieldInfo
+	for _, f := range ci.RowFields() {
+		if f.Type == schema.FieldVector && !f.Private() && (admin || !f.Hidden) {
 			out = append(out, f)
 		}
 	}
@@ -103,9 +87,9 @@ func (ci *Coll) vectorFieldsFor(admin bool) []*FieldInfo {
 // parseNear validates the vector search parameters of q against ci. The
 // field is nearVectorField or, when that is empty, the collection's only
 // vector field (the caller can read); every mistake is a 422.
-func (ci *Coll) parseNear(q *ListQuery, admin bool) (*nearQuery, error) {
+func parseNear(ci *engine.Coll, q *engine.ListQuery, admin bool) (*nearQuery, error) {
 	nq := &nearQuery{limit: DefaultNearLimit}
-	fields := ci.vectorFieldsFor(admin)
+	fields := vectorFieldsFor(ci, admin)
 	if name := strings.TrimSpace(q.NearVectorField); name != "" {
 		for _, f := range fields {
 			if f.Name == name {
@@ -113,58 +97,49 @@ func (ci *Coll) parseNear(q *ListQuery, admin bool) (*nearQuery, error) {
 			}
 		}
 		if nq.field == nil {
-			return nil, FieldError("nearVectorField", "is not a vector field of this collection")
+			return nil, engine.FieldError("nearVectorField", "is not a vector field of this collection")
 		}
 	} else {
 		switch len(fields) {
 		case 1:
 			nq.field = fields[0]
 		case 0:
-			return nil, FieldError("nearVectorField", "the collection has no vector field")
+			return nil, engine.FieldError("nearVectorField", "the collection has no vector field")
 		default:
-			return nil, FieldError("nearVectorField", "is required: the collection has several vector fields")
+			return nil, engine.FieldError("nearVectorField", "is required: the collection has several vector fields")
 		}
 	}
 	if q.CursorMode {
-		return nil, FieldError("cursor", "cannot be combined with nearVector")
+		return nil, engine.FieldError("cursor", "cannot be combined with nearVector")
 	}
 	vec, err := ParseNearVector(q.NearVector)
 	if err != nil {
 		return nil, err
 	}
 	if nq.field.Dimensions > 0 && len(vec) != nq.field.Dimensions {
-		return nil, FieldError("nearVector", "must have "+strconv.Itoa(nq.field.Dimensions)+" numbers (the field's dimensions)")
+		return nil, engine.FieldError("nearVector", "must have "+strconv.Itoa(nq.field.Dimensions)+" numbers (the field's dimensions)")
 	}
 	var sum float64
 	for _, v := range vec {
 		sum += float64(v) * float64(v)
 	}
 	if sum == 0 {
-		return nil, FieldError("nearVector", "must not be the zero vector (cosine similarity is undefined)")
+		return nil, engine.FieldError("nearVector", "must not be the zero vector (cosine similarity is undefined)")
 	}
 	nq.vec, nq.norm = vec, math.Sqrt(sum)
 	if s := strings.TrimSpace(q.NearLimit); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxNearLimit {
-			return nil, FieldError("nearLimit", "must be an integer from 1 to 1000")
+			return nil, engine.FieldError("nearLimit", "must be an integer from 1 to 1000")
 		}
 		nq.limit = n
 	}
 	if s := strings.TrimSpace(q.NearMinScore); s != "" {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || !isNumberText(s) || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, FieldError("nearMinScore", "must be a number")
+			return nil, engine.FieldError("nearMinScore", "must be a number")
 		}
 		nq.minScore, nq.hasMin = f, true
 	}
 	return nq, nil
-}
-
-// maxCandidates reads vector.max_candidates (a positive integer, else the
-// default).
-func (e *Engine) maxCandidates() int {
-	if n, err := strconv.Atoi(strings.TrimSpace(e.Setting("vector.max_candidates"))); err == nil && n > 0 {
-		return n
-	}
-	return defaultMaxCandidates
 }

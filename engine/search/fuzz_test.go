@@ -1,4 +1,4 @@
-package engine
+package search
 
 import (
 	"database/sql"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"svcd/engine"
 )
 
 // FuzzSearchTerms: whatever is typed, the terms are at most 32 words
@@ -72,7 +74,7 @@ func FuzzParseNearVector(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		vec, err := ParseNearVector(s)
 		if err != nil {
-			if AsError(err) == nil || AsError(err).Kind != KindValidation {
+			if engine.AsError(err) == nil || engine.AsError(err).Kind != engine.KindValidation {
 				t.Fatalf("%q: error %v is not a validation error", s, err)
 			}
 			return

@@ -1,20 +1,18 @@
 package engine
 
+import "strconv"
+
 // listNear answers a vector search: the rows satisfying conds (rules,
-// filter, search) are ranked by cosine similarity to nq's vector and the
-// best nq.limit (at or above the minimum score) returned in one page,
-// best first, each with "_score". sort, page and perPage do not apply.
-func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, nq *nearQuery, conds []string, args []any, deny bool) (*RecordList, error) {
-	out := &RecordList{Page: 1, PerPage: nq.limit, TotalItems: -1, TotalPages: -1, Vector: &VectorInfo{}}
-	var ranked []scored
+// filter, search) are ranked by the search provider (near) and the best
+// ones returned in one page, best first, each with "_score". sort, page
+// and perPage do not apply.
+func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, near NearSearch, conds []string, args []any, deny bool) (*RecordList, error) {
+	out := &RecordList{Page: 1, PerPage: near.Limit(), TotalItems: -1, TotalPages: -1, Vector: &VectorInfo{}}
+	var ranked []Ranked
 	if !deny {
-		maxCand := q.maxCandidates
-		if maxCand < 1 {
-			maxCand = defaultMaxCandidates
-		}
 		var info VectorInfo
 		var err error
-		if ranked, info, err = vectorScan(src, ci, conds, args, nq, maxCand); err != nil {
+		if ranked, info, err = near.Rank(conds, args); err != nil {
 			return nil, err
 		}
 		*out.Vector = info
@@ -35,7 +33,7 @@ func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, nq *nearQuery,
 			marks = append(marks, ',')
 		}
 		marks = append(marks, '?')
-		ids[i] = r.id
+		ids[i] = r.ID
 	}
 	rows, err := src.query(false, "SELECT "+ci.selectCols+" FROM "+ci.table+" AS _r WHERE _r.id IN ("+string(marks)+")", ids...)
 	if err != nil {
@@ -57,9 +55,9 @@ func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, nq *nearQuery,
 	page := make([][]any, 0, len(ranked))
 	scores := make([]float64, 0, len(ranked))
 	for _, r := range ranked {
-		if row, ok := byID[r.id]; ok {
+		if row, ok := byID[r.ID]; ok {
 			page = append(page, row)
-			scores = append(scores, r.score)
+			scores = append(scores, r.Score)
 		}
 	}
 	exp, err := e.expand(src, ci, page, q.Expand)
@@ -79,4 +77,15 @@ func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, nq *nearQuery,
 	}
 	out.Data = append(buf, ']')
 	return out, nil
+}
+
+// appendScore adds "_score" to the rendered record rec (a JSON object).
+func appendScore(rec []byte, score float64) []byte {
+	rec = rec[:len(rec)-1]
+	if len(rec) > 1 {
+		rec = append(rec, ',')
+	}
+	rec = append(rec, `"_score":`...)
+	rec = strconv.AppendFloat(rec, score, 'g', -1, 64)
+	return append(rec, '}')
 }

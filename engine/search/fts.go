@@ -1,12 +1,10 @@
-package engine
+package search
 
 import (
-	"database/sql"
-	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 	"svcd/fsm"
 )
@@ -31,21 +29,22 @@ import (
 //     replica applying the same log, and it survives the page-by-page copy
 //     of snapshots and restores.
 //
-// Both are written only inside the apply transaction (ftsSync from
-// recordWritten, ftsRebuild from collection DDL), so they commit or roll
-// back with the change they reflect.
+// Both are written only inside the apply transaction (ftsSync from the
+// record-write hook, ftsRebuild from the collection hook), so they commit
+// or roll back with the change they reflect.
 
 const ftsTokenizer = `tokenize = 'unicode61 remove_diacritics 2'`
 
+// ftsTable is the quoted name of collection collID's FTS5 table.
 func ftsTable(collID string) string { return quoteIdent("_svc_fts_" + collID) }
-func ftsIDTable(collID string) string {
-	return quoteIdent("_svc_ftsid_" + collID)
-}
+
+// ftsIDTable is the quoted name of collection collID's rowid-to-id table.
+func ftsIDTable(collID string) string { return quoteIdent("_svc_ftsid_" + collID) }
 
 // isSearchableField reports whether f is in the full-text index: a
 // searchable text, email, url or editor field that is not encrypted.
-func isSearchableField(f *FieldInfo) bool {
-	if !f.Searchable || f.Encrypted || f.private {
+func isSearchableField(f *engine.FieldInfo) bool {
+	if !f.Searchable || f.Encrypted || f.Private() {
 		return false
 	}
 	switch f.Type {
@@ -55,14 +54,14 @@ func isSearchableField(f *FieldInfo) bool {
 	return false
 }
 
-// searchFields lists the indexes (into ci.fields) of the searchable
+// searchFields lists the indexes (into ci.RowFields()) of the searchable
 // fields, in schema order: column cN of the index is searchFields()[N].
-func (ci *Coll) searchFields() []int {
+func searchFields(ci *engine.Coll) []int {
 	if ci.Type == schema.TypeView {
 		return nil
 	}
 	var out []int
-	for i, f := range ci.fields {
+	for i, f := range ci.RowFields() {
 		if isSearchableField(f) {
 			out = append(out, i)
 		}
@@ -72,17 +71,18 @@ func (ci *Coll) searchFields() []int {
 
 // searchKey identifies the shape of the index: the ids of the searchable
 // fields in order. The index is rebuilt when it changes.
-func (ci *Coll) searchKey() string {
+func searchKey(ci *engine.Coll) string {
 	var b strings.Builder
-	for _, i := range ci.searchFields() {
-		b.WriteString(ci.fields[i].ID + ":" + ci.fields[i].Type)
+	fields := ci.RowFields()
+	for _, i := range searchFields(ci) {
+		b.WriteString(fields[i].ID + ":" + fields[i].Type)
 		b.WriteByte(',')
 	}
 	return b.String()
 }
 
 // ftsCreate creates the empty index tables of ci.
-func ftsCreate(tx *fsm.Tx, ci *Coll, n int) error {
+func ftsCreate(tx *fsm.Tx, ci *engine.Coll, n int) error {
 	cols := make([]string, n)
 	for i := range cols {
 		cols[i] = fmt.Sprintf("c%d", i)
@@ -127,16 +127,16 @@ func ftsExists(tx *fsm.Tx, collID string) (bool, error) {
 // transaction (a later SAVEPOINT fails, writes report constraint errors).
 // So the records are read before any DDL, and callers run it after every
 // check that could fail the command.
-func ftsRebuild(tx *fsm.Tx, old, next *Coll) error {
-	key := next.searchKey()
+func ftsRebuild(tx *fsm.Tx, old, next *engine.Coll) error {
+	key := searchKey(next)
 	exists, err := ftsExists(tx, next.ID)
 	if err != nil {
 		return err
 	}
-	if old != nil && exists && old.searchKey() == key && key != "" {
+	if old != nil && exists && searchKey(old) == key && key != "" {
 		return nil
 	}
-	sf := next.searchFields()
+	sf := searchFields(next)
 	// Only the id and the indexed text of each record are kept.
 	type doc struct {
 		id    string
@@ -147,9 +147,9 @@ func ftsRebuild(tx *fsm.Tx, old, next *Coll) error {
 		cols := make([]string, 0, len(sf)+1)
 		cols = append(cols, "id")
 		for _, i := range sf {
-			cols = append(cols, next.fields[i].col)
+			cols = append(cols, next.RowFields()[i].Column())
 		}
-		rows, err := tx.QueryDirect("SELECT " + strings.Join(cols, ", ") + " FROM " + next.table + " ORDER BY id")
+		rows, err := tx.QueryDirect("SELECT " + strings.Join(cols, ", ") + " FROM " + next.Table() + " ORDER BY id")
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func ftsRebuild(tx *fsm.Tx, old, next *Coll) error {
 			}
 			d := doc{id: asString(vals[0]), texts: make([]any, len(sf))}
 			for n, i := range sf {
-				d.texts[n] = ftsText(next.fields[i], vals[1+n])
+				d.texts[n] = ftsText(next.RowFields()[i], vals[1+n])
 			}
 			docs = append(docs, d)
 		}
@@ -193,118 +193,4 @@ func ftsRebuild(tx *fsm.Tx, old, next *Coll) error {
 		}
 	}
 	return ftsFlush(tx, next.ID)
-}
-
-// ftsSync keeps the index of ci in step with one record change; row is the
-// record after the change (before it, for a delete). Called from
-// recordWritten inside the command's transaction.
-func ftsSync(tx *fsm.Tx, kind string, ci *Coll, row []any) error {
-	sf := ci.searchFields()
-	if len(sf) == 0 {
-		return nil
-	}
-	id, _ := row[0].(string)
-	var rid int64
-	err := tx.QueryRow("SELECT rid FROM "+ftsIDTable(ci.ID)+" WHERE id = ?", id).Scan(&rid)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if kind == EvRecordDelete {
-			return nil
-		}
-		return ftsInsert(tx, ci, id, ftsTexts(ci, sf, row), true)
-	case err != nil:
-		// A collection made searchable before this version has no index
-		// until its next schema change (ftsRebuild builds it then).
-		if exists, xerr := ftsExists(tx, ci.ID); xerr == nil && !exists {
-			return nil
-		}
-		return fmt.Errorf("search index of %s: %w", ci.Name, err)
-	}
-	if _, err := tx.Exec("DELETE FROM "+ftsTable(ci.ID)+" WHERE rowid = ?", rid); err != nil {
-		return err
-	}
-	if kind == EvRecordDelete {
-		if _, err := tx.Exec("DELETE FROM "+ftsIDTable(ci.ID)+" WHERE rid = ?", rid); err != nil {
-			return err
-		}
-		return ftsFlush(tx, ci.ID)
-	}
-	return ftsInsertAt(tx, ci, rid, ftsTexts(ci, sf, row), true)
-}
-
-// ftsFlush writes the index's pending changes to its tables now. FTS5
-// otherwise flushes when the transaction commits or a savepoint opens, so
-// the layout of its segments (which the state digest compares) would
-// depend on how many commands share one SQLite transaction; flushing after
-// each change makes it depend on the log alone.
-func ftsFlush(tx *fsm.Tx, collID string) error {
-	t := ftsTable(collID)
-	_, err := tx.Exec("INSERT INTO " + t + " (" + t + ") VALUES ('flush')")
-	return err
-}
-
-// ftsSentinel is the token of column z in every index row.
-const ftsSentinel = "z"
-
-// ftsTexts is the indexed text of each searchable field of row.
-func ftsTexts(ci *Coll, sf []int, row []any) []any {
-	texts := make([]any, len(sf))
-	for n, i := range sf {
-		texts[n] = ftsText(ci.fields[i], row[3+i])
-	}
-	return texts
-}
-
-// ftsInsert indexes a record that has no index row yet.
-func ftsInsert(tx *fsm.Tx, ci *Coll, id string, texts []any, flush bool) error {
-	res, err := tx.Exec("INSERT INTO "+ftsIDTable(ci.ID)+" (id) VALUES (?)", id)
-	if err != nil {
-		return err
-	}
-	rid, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
-	return ftsInsertAt(tx, ci, rid, texts, flush)
-}
-
-// ftsInsertAt writes the index row rid with texts (column cN gets
-// texts[N]), and flushes it unless told otherwise.
-func ftsInsertAt(tx *fsm.Tx, ci *Coll, rid int64, texts []any, flush bool) error {
-	cols := make([]string, len(texts))
-	marks := make([]string, len(texts))
-	for n := range texts {
-		cols[n] = fmt.Sprintf("c%d", n)
-		marks[n] = "?"
-	}
-	args := append([]any{rid}, texts...)
-	if _, err := tx.Exec("INSERT INTO "+ftsTable(ci.ID)+" (rowid, "+strings.Join(cols, ", ")+", z) VALUES (?, "+strings.Join(marks, ", ")+", '"+ftsSentinel+"')", args...); err != nil {
-		return err
-	}
-	if !flush {
-		return nil
-	}
-	return ftsFlush(tx, ci.ID)
-}
-
-var htmlTag = regexp.MustCompile(`<[^>]*>`)
-
-// ftsText is the indexed text of one stored value: editor HTML loses its
-// tags (so markup is not matched), other values are indexed as stored.
-func ftsText(f *FieldInfo, v any) string {
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = x
-	case []byte:
-		s = string(x)
-	case nil:
-		return ""
-	default:
-		s = fmt.Sprint(x)
-	}
-	if f.Type == schema.FieldEditor {
-		s = htmlTag.ReplaceAllString(s, " ")
-	}
-	return s
 }

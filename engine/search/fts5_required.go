@@ -1,6 +1,6 @@
 //go:build !sqlite_fts5
 
-package engine
+package search
 
 // svcd's full-text search needs SQLite's FTS5, which mattn/go-sqlite3
 // compiles in only under the sqlite_fts5 build tag. A build without it
@@ -9,4 +9,7 @@ package engine
 //
 //	make build
 //	go build -tags sqlite_fts5 ./cmd/svcd
+//
+// cmd/svcd imports this package through its composition root
+// (cmd/svcd/stack), so the binary cannot be built without the tag.
 const _ = svcd_needs_the_build_tag_sqlite_fts5__run_make_build_or_go_build_tags_sqlite_fts5

@@ -1,9 +1,11 @@
-package engine
+package search
 
 import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"svcd/engine"
 )
 
 // MaxSearchTerms is how many terms of a search are used (SPEC.md limits):
@@ -53,53 +55,47 @@ func ftsMatch(terms []string, cols []string) string {
 // 4 µs per fetched match against about 70 ms for the walk).
 const searchScanMatches = 20000
 
-// search is the condition a list with a search query adds.
-type search struct {
-	cond string
-	args []any
-	// none is true when nothing can match (no searchable field the caller
-	// may read, no usable term, or no match at all).
-	none bool
-	// matches counts the indexed records matching (before rules and
-	// filter): the total when nothing else narrows the list.
-	matches int
-}
+// none is the search nothing can match (no searchable field the caller
+// may read, no usable term, or no match at all).
+func none() *engine.SearchCond { return &engine.SearchCond{None: true} }
 
-// searchCond builds the search of q on ci: the record is in the index and
-// matches every term. Hidden searchable fields are matched for admins
-// only. byCreated says the list is ordered by created (its index), which
-// decides the plan for searches with many matches.
-func searchCond(src *readSource, ci *Coll, q string, byCreated bool) (*search, error) {
+// SearchCond builds the search of q on ci (engine.Searcher): the record
+// is in the index and matches every term. Hidden searchable fields are
+// matched for admins only. byCreated says the list is ordered by created
+// (its index), which decides the plan for searches with many matches.
+// The total is the count of indexed records matching.
+func (s *Search) SearchCond(l *engine.ListRead, ci *engine.Coll, q string, byCreated bool) (*engine.SearchCond, error) {
 	terms := SearchTerms(q)
-	sf := ci.searchFields()
+	sf := searchFields(ci)
 	if len(terms) == 0 || len(sf) == 0 {
-		return &search{none: true}, nil
+		return none(), nil
 	}
+	fields := ci.RowFields()
 	var cols []string
 	for n, i := range sf {
-		if src.bypass(ci) || !ci.fields[i].Hidden {
+		if l.Bypass(ci) || !fields[i].Hidden {
 			cols = append(cols, fmt.Sprintf("c%d", n))
 		}
 	}
 	if len(cols) == 0 {
-		return &search{none: true}, nil
+		return none(), nil
 	}
 	var n int
-	if err := src.queryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, "_svc_ftsid_"+ci.ID).Scan(&n); err != nil {
+	if err := l.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, "_svc_ftsid_"+ci.ID).Scan(&n); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		// Made searchable before this version: no index until the
 		// collection's next schema change.
-		return &search{none: true}, nil
+		return none(), nil
 	}
 	fts, match := ftsTable(ci.ID), ftsMatch(terms, cols)
 	var matches int
-	if err := src.queryRow("SELECT count(*) FROM "+fts+" WHERE "+fts+" MATCH ?", match).Scan(&matches); err != nil {
+	if err := l.QueryRow("SELECT count(*) FROM "+fts+" WHERE "+fts+" MATCH ?", match).Scan(&matches); err != nil {
 		return nil, err
 	}
 	if matches == 0 {
-		return &search{none: true}, nil
+		return none(), nil
 	}
 	// "+" keeps SQLite from driving the query by the id list (one random
 	// row fetch per match, then a sort); it walks the order's index and
@@ -108,9 +104,9 @@ func searchCond(src *readSource, ci *Coll, q string, byCreated bool) (*search, e
 	if byCreated && matches > searchScanMatches {
 		in = "+_r.id IN "
 	}
-	return &search{
-		cond:    in + "(SELECT id FROM " + ftsIDTable(ci.ID) + " WHERE rid IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?))",
-		args:    []any{match},
-		matches: matches,
+	return &engine.SearchCond{
+		Where: in + "(SELECT id FROM " + ftsIDTable(ci.ID) + " WHERE rid IN (SELECT rowid FROM " + fts + " WHERE " + fts + " MATCH ?))",
+		Args:  []any{match},
+		Total: matches,
 	}, nil
 }
