@@ -1,11 +1,22 @@
 package api
 
 import (
+	"context"
+	"io"
 	"mime"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+	"svcd/engine/csv"
 )
+
+// CSV is what the CSV routes need (engine/csv).
+type CSV interface {
+	ExportCSV(coll string) (*csv.Export, error)
+	ImportCSV(ctx context.Context, p engine.Principal, coll string, body io.Reader) (*csv.ImportResult, uint64, error)
+}
 
 // mountCSV serves the admin CSV routes (SPEC.md "CSV"): GET
 // /admin/export/:collection streams a base collection as a CSV attachment,
@@ -20,7 +31,7 @@ func (s *Server) mountCSV(r chi.Router) {
 // can no longer change the status, so the connection is cut (the client
 // sees a truncated transfer, never a short file that looks whole).
 func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) {
-	x, err := s.eng.ExportCSV(chi.URLParam(r, "collection"))
+	x, err := s.csv.ExportCSV(chi.URLParam(r, "collection"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

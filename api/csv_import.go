@@ -34,7 +34,7 @@ func (s *Server) importCSV(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	res, idx, err := s.eng.ImportCSV(r.Context(), principal(r), chi.URLParam(r, "collection"), bytes.NewReader(body))
+	res, idx, err := s.csv.ImportCSV(r.Context(), principal(r), chi.URLParam(r, "collection"), bytes.NewReader(body))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)

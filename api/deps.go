@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"svcd/cluster"
@@ -49,8 +48,6 @@ type Engine interface {
 	UpdateRecord(ctx context.Context, p engine.Principal, coll, id string, body []byte, ifMatch string) (*engine.Record, uint64, error)
 	DeleteRecord(ctx context.Context, p engine.Principal, coll, id, ifMatch string) (uint64, error)
 	Batch(ctx context.Context, p engine.Principal, ops []engine.BatchOp) (*engine.BatchResult, uint64, error)
-	ExportCSV(coll string) (*engine.CSVExport, error)
-	ImportCSV(ctx context.Context, p engine.Principal, coll string, body io.Reader) (*engine.CSVImportResult, uint64, error)
 
 	Indexes(ctx context.Context, coll string) ([]engine.Index, error)
 	CreateIndex(ctx context.Context, coll, field string, unique bool) (*engine.Index, uint64, error)

@@ -19,6 +19,7 @@ import (
 type Options struct {
 	Engine  Engine
 	History History
+	CSV     CSV
 	Node    Node
 	Stats   StatsFunc
 	// SetupKey, when set, must be sent as X-Setup-Key to /admin/setup.
@@ -51,6 +52,7 @@ type Options struct {
 type Server struct {
 	eng        Engine
 	history    History
+	csv        CSV
 	node       Node
 	stats      StatsFunc
 	setupKey   string
@@ -94,7 +96,7 @@ func New(opts Options) *Server {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{
-		eng: opts.Engine, history: opts.History, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
+		eng: opts.Engine, history: opts.History, csv: opts.CSV, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}

@@ -47,8 +47,7 @@ const (
 	// Atomic batches of record operations (engine/batch*.go).
 	cmdBatch fsm.Type = 80
 
-	// One chunk of a CSV import (engine/csv_import*.go).
-	cmdCSVImport fsm.Type = 81
+	// 81 (record.csv_import) is engine/csv's.
 )
 
 // Event kinds emitted by the engine's handlers.
@@ -74,7 +73,6 @@ func (e *Engine) register() {
 	e.DefineSettings(SettingDef{Key: "vector.max_candidates", Default: "100000"})
 	e.registerRowResult()
 	RegisterResult[BatchResult](e, "batch")
-	RegisterResult[csvChunkResult](e, "csv")
 	RegisterResult[RotateResult](e, "rotate")
 	RegisterResult[flowOutcome](e, "flow")
 
@@ -111,7 +109,6 @@ func (e *Engine) register() {
 	e.Command(cmdMFAExchange, "auth.mfa_exchange", e.applyMFAExchange)
 	e.Command(cmdPromote, "auth.promote", e.applyPromote)
 	e.Command(cmdBatch, "record.batch", e.applyBatch)
-	e.Command(cmdCSVImport, "record.csv_import", e.applyCSVImport)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

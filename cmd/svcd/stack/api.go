@@ -14,6 +14,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 	return api.Options{
 		Engine:       s.Engine,
 		History:      s.History,
+		CSV:          s.CSV,
 		Node:         s.Node,
 		Stats:        s.Stats,
 		Digest:       s.Digest,

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"svcd/engine"
+	"svcd/engine/csv"
 	"svcd/engine/history"
 )
 
@@ -13,6 +14,8 @@ type Domain struct {
 	Engine *engine.Engine
 	// History keeps and serves record history.
 	History *history.History
+	// CSV exports and imports the records of base collections.
+	CSV *csv.CSV
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -24,6 +27,7 @@ func NewDomain(opts engine.Options) (*Domain, error) {
 	}
 	d := &Domain{Engine: eng}
 	d.History = history.New(eng)
+	d.CSV = csv.New(eng)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
