@@ -6,15 +6,16 @@ import (
 	"mime"
 	"net/http"
 
-	"svcd/engine"
-
 	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
+	"svcd/engine/csv"
 )
 
-// CSV is what the CSV routes need (the CSV module).
+// CSV is what the CSV routes need (engine/csv).
 type CSV interface {
-	ExportCSV(coll string) (*engine.CSVExport, error)
-	ImportCSV(ctx context.Context, p engine.Principal, coll string, body io.Reader) (*engine.CSVImportResult, uint64, error)
+	ExportCSV(coll string) (*csv.Export, error)
+	ImportCSV(ctx context.Context, p engine.Principal, coll string, body io.Reader) (*csv.ImportResult, uint64, error)
 }
 
 // mountCSV serves the admin CSV routes (SPEC.md "CSV"): GET

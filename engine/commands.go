@@ -25,8 +25,7 @@ const (
 	// Atomic batches of record operations (engine/batch*.go).
 	cmdBatch fsm.Type = 80
 
-	// One chunk of a CSV import (engine/csv_import*.go).
-	cmdCSVImport fsm.Type = 81
+	// 81 (record.csv_import) is engine/csv's.
 )
 
 // Event kinds emitted by the engine's handlers.
@@ -44,7 +43,6 @@ func (e *Engine) register() {
 	e.registerCoreSettings()
 	e.registerRowResult()
 	RegisterResult[BatchResult](e, "batch")
-	RegisterResult[csvChunkResult](e, "csv")
 	RegisterResult[RotateResult](e, "rotate")
 
 	e.Command(cmdMigrate, "migrate", e.applyMigrate)
@@ -59,7 +57,6 @@ func (e *Engine) register() {
 	e.Command(cmdIndexDelete, "index.delete", e.applyIndexDelete)
 	e.Command(cmdRotateKey, "key.rotate", e.applyRotateKey)
 	e.Command(cmdBatch, "record.batch", e.applyBatch)
-	e.Command(cmdCSVImport, "record.csv_import", e.applyCSVImport)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -74,12 +74,6 @@ func (e *Engine) ValueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []s
 	return e.valueSets(tx, ci, values, sets, args)
 }
 
-// CollForApply is collection id as it was at version, inside an apply:
-// ErrSchemaMoved when the schema moved since the command was proposed.
-func (e *Engine) CollForApply(tx *fsm.Tx, id string, version int64) (*Coll, error) {
-	return e.loadCollForApply(tx, id, version)
-}
-
 // RecordWritten runs the record-write hooks (history, search, the
 // modules') and emits the record event for a change a module's command
 // made to row of ci, in its transaction.

@@ -18,7 +18,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Records:       s.Engine,
 		Batch:         s.Engine,
 		Indexes:       s.Engine,
-		CSV:           s.Engine,
+		CSV:           s.CSV,
 		History:       s.History,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,

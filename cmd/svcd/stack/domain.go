@@ -3,6 +3,7 @@ package stack
 import (
 	"svcd/engine"
 	"svcd/engine/auth"
+	"svcd/engine/csv"
 	"svcd/engine/history"
 	"svcd/engine/search"
 	"svcd/engine/token"
@@ -21,6 +22,8 @@ type Domain struct {
 	Search *search.Search
 	// History keeps and serves record history.
 	History *history.History
+	// CSV exports and imports the records of base collections.
+	CSV *csv.CSV
 }
 
 // DomainOptions configure the core and its modules.
@@ -46,6 +49,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	}
 	d.Search = search.New(eng)
 	d.History = history.New(eng)
+	d.CSV = csv.New(eng)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

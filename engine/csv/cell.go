@@ -1,9 +1,10 @@
-package engine
+package csv
 
 import (
 	"encoding/json"
 	"strings"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 )
 
@@ -11,7 +12,7 @@ import (
 //   - null is the empty cell;
 //   - a JSON string is its text (text, editor, email, url, date-free
 //     strings, a single select or relation, a single file name), behind a
-//     `'` when a spreadsheet would run it as a formula (csv_formula.go);
+//     `'` when a spreadsheet would run it as a formula (formula.go);
 //   - numbers and booleans are their JSON literals (dates are unix seconds);
 //   - objects and arrays are their JSON text (geoPoint, vector, multiple
 //     select, relation or file);
@@ -25,8 +26,8 @@ import (
 // set by the server, passwords are never exported, private values never
 // leave it. File fields are exported (their stored names) but not
 // imported: a file is attached by upload only (see csvImportField).
-func csvSkipped(f *FieldInfo) bool {
-	return f.private || f.Type == schema.FieldAutodate || f.Type == schema.FieldPassword
+func csvSkipped(f *engine.FieldInfo) bool {
+	return f.Private() || f.Type == schema.FieldAutodate || f.Type == schema.FieldPassword
 }
 
 // csvImportField reports whether an import column feeds field f. Files
@@ -34,8 +35,8 @@ func csvSkipped(f *FieldInfo) bool {
 // record owns (deleting either record would delete the other's file).
 // Autodates are the server's. A password column is taken as plain text
 // and hashed like any create's (the export never writes one).
-func csvImportField(f *FieldInfo) bool {
-	return !f.system && f.Type != schema.FieldAutodate && f.Type != schema.FieldFile
+func csvImportField(f *engine.FieldInfo) bool {
+	return !f.System() && f.Type != schema.FieldAutodate && f.Type != schema.FieldFile
 }
 
 // appendCSVCell appends the cell text of a stored (opened) value of f.
@@ -60,7 +61,7 @@ func appendCSVCell(cell, scratch []byte, f *schema.Field, typ schema.FieldType, 
 // f (what encoding/json with UseNumber makes of a request body). msg is
 // set when the cell cannot be an input at all; everything else is judged
 // by the field type's validation, as for any create. A cell taken as text
-// loses the formula guard's `'` (csv_formula.go), whatever the field type:
+// loses the formula guard's `'` (formula.go), whatever the field type:
 // a hand-written '-5 in a number column reads as -5.
 func decodeCSVCell(f *schema.Field, cell string) (in any, msg string) {
 	if cell == "" {

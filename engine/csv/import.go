@@ -1,27 +1,29 @@
-package engine
+package csv
 
 import (
 	"context"
-	"encoding/csv"
+	stdcsv "encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"svcd/engine"
 )
 
-// CSVImportResult is the answer of an import (SPEC.md "CSV").
-type CSVImportResult struct {
+// ImportResult is the answer of an import (SPEC.md "CSV").
+type ImportResult struct {
 	Created int `json:"created"`
 	Failed  int `json:"failed"`
 	Total   int `json:"total"`
-	// Errors are the first CSVMaxErrors failed rows, in row order.
-	Errors []CSVRowError `json:"errors"`
+	// Errors are the first MaxErrors failed rows, in row order.
+	Errors []RowError `json:"errors"`
 }
 
-// CSVRowError is one failed row: its 1-based number (the header is row 1)
+// RowError is one failed row: its 1-based number (the header is row 1)
 // and what was wrong, per field as in a 422's details, or under "_row".
-type CSVRowError struct {
+type RowError struct {
 	Row     int            `json:"row"`
 	Details map[string]any `json:"details"`
 }
@@ -37,12 +39,12 @@ type csvPending struct {
 
 // csvImporter carries one import through its chunks.
 type csvImporter struct {
-	e       *Engine
-	p       Principal
+	m       *CSV
+	p       engine.Principal
 	name    string
 	header  []string
 	pending []csvPending
-	res     *CSVImportResult
+	res     *ImportResult
 	index   uint64
 }
 
@@ -52,21 +54,21 @@ type csvImporter struct {
 // committed csvChunkRows per log command. A failure to reach the log
 // stops the import: the chunks committed before it stay, and the error
 // says how far it got. index is the log index of the last chunk.
-func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body io.Reader) (res *CSVImportResult, index uint64, err error) {
+func (m *CSV) ImportCSV(ctx context.Context, p engine.Principal, name string, body io.Reader) (res *ImportResult, index uint64, err error) {
 	if !p.IsAdmin() {
-		return nil, 0, ErrAdminOnly
+		return nil, 0, engine.ErrAdminOnly
 	}
-	ci, err := e.csvCollection(name)
+	ci, err := m.collection(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	rd := csv.NewReader(body)
+	rd := stdcsv.NewReader(body)
 	header, err := rd.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, 0, FieldError("body", "must start with a header row naming the columns")
+		return nil, 0, engine.FieldError("body", "must start with a header row naming the columns")
 	}
 	if err != nil {
-		return nil, 0, FieldError("body", "the header row is not valid CSV: "+csvParseMessage(err))
+		return nil, 0, engine.FieldError("body", "the header row is not valid CSV: "+csvParseMessage(err))
 	}
 	for i := range header {
 		header[i] = csvHeaderCell(header[i])
@@ -74,7 +76,7 @@ func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body i
 	if err := csvCheckHeader(ci, header); err != nil {
 		return nil, 0, err
 	}
-	im := &csvImporter{e: e, p: p, name: ci.Name, header: header, res: &CSVImportResult{Errors: []CSVRowError{}}}
+	im := &csvImporter{m: m, p: p, name: ci.Name, header: header, res: &ImportResult{Errors: []RowError{}}}
 	for row := 2; ; row++ {
 		cells, err := rd.Read()
 		if errors.Is(err, io.EOF) {
@@ -84,7 +86,7 @@ func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body i
 		pr := csvPending{row: row, cells: cells}
 		stop := false
 		switch {
-		case errors.Is(err, csv.ErrFieldCount):
+		case errors.Is(err, stdcsv.ErrFieldCount):
 			pr.failed = csvRowError("has %d cells; the header has %d", len(cells), len(header))
 		case err != nil:
 			// The reader cannot be trusted past a syntax error: the row
@@ -109,30 +111,31 @@ func (e *Engine) ImportCSV(ctx context.Context, p Principal, name string, body i
 }
 
 // csvCheckHeader refuses a header naming one field twice.
-func csvCheckHeader(ci *Coll, header []string) error {
+func csvCheckHeader(ci *engine.Coll, header []string) error {
 	seen := map[string]bool{}
 	for _, h := range header {
 		f := csvColumnField(ci, h)
 		if f < 0 {
 			continue
 		}
-		if seen[ci.fields[f].Name] {
-			return FieldError("body", fmt.Sprintf("the header names column %q twice", ci.fields[f].Name))
+		name := ci.RowFields()[f].Name
+		if seen[name] {
+			return engine.FieldError("body", fmt.Sprintf("the header names column %q twice", name))
 		}
-		seen[ci.fields[f].Name] = true
+		seen[name] = true
 	}
 	return nil
 }
 
-// csvColumnField is the position in ci.fields of the field a column feeds,
+// csvColumnField is the position in ci.RowFields() of the field a column feeds,
 // or -1 for a column the import skips (id, created, updated, unknown
 // names, autodates and files).
-func csvColumnField(ci *Coll, name string) int {
+func csvColumnField(ci *engine.Coll, name string) int {
 	switch name {
 	case "id", "created", "updated":
 		return -1
 	}
-	for i, f := range ci.fields {
+	for i, f := range ci.RowFields() {
 		if f.Name == name && csvImportField(f) {
 			return i
 		}
@@ -141,9 +144,9 @@ func csvColumnField(ci *Coll, name string) int {
 }
 
 // fail counts a failed row and keeps its error while there is room.
-func (im *csvImporter) fail(re CSVRowError) {
+func (im *csvImporter) fail(re RowError) {
 	im.res.Failed++
-	if len(im.res.Errors) < CSVMaxErrors {
+	if len(im.res.Errors) < MaxErrors {
 		im.res.Errors = append(im.res.Errors, re)
 	}
 }
@@ -155,9 +158,9 @@ func (im *csvImporter) flush(ctx context.Context) error {
 	if len(im.pending) == 0 {
 		return nil
 	}
-	e := im.e
+	core := im.m.core
 	for attempt := 0; ; attempt++ {
-		ci, err := e.csvCollection(im.name)
+		ci, err := im.m.collection(im.name)
 		if err != nil {
 			return im.stopped(err)
 		}
@@ -165,18 +168,16 @@ func (im *csvImporter) flush(ctx context.Context) error {
 		for j, h := range im.header {
 			cols[j] = csvColumnField(ci, h)
 		}
-		now := e.now().Unix()
-		env := e.envFor(im.p, ci, nil, now)
-		actor := actorOf(im.p)
-		var failed []CSVRowError
-		cmd := csvImportCmd{Coll: ci.ID, Ver: ci.Version, Rows: make([]csvImportRow, 0, len(im.pending))}
+		now := core.Now().Unix()
+		var failed []RowError
+		cmd := importCmd{Coll: ci.ID, Ver: ci.Version, Rows: make([]importRow, 0, len(im.pending))}
 		for _, pr := range im.pending {
 			if pr.failed != nil {
-				failed = append(failed, CSVRowError{Row: pr.row, Details: pr.failed})
+				failed = append(failed, RowError{Row: pr.row, Details: pr.failed})
 				continue
 			}
 			in, d := csvRowInput(ci, cols, pr.cells)
-			id, values, verr := e.prepareCreate(ci, in, true, now)
+			create, verr := core.PrepareAdminCreate(im.p, ci, in, now)
 			if verr != nil || d != nil {
 				// Every field's problem at once: the cells that did not
 				// decode, and what validation says of the others.
@@ -190,25 +191,23 @@ func (im *csvImporter) flush(ctx context.Context) error {
 						}
 					}
 				}
-				failed = append(failed, CSVRowError{Row: pr.row, Details: d})
+				failed = append(failed, RowError{Row: pr.row, Details: d})
 				continue
 			}
-			cmd.Rows = append(cmd.Rows, csvImportRow{Row: pr.row, Create: recordCreateCmd{
-				Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values, Env: env, Actor: actor,
-			}})
+			cmd.Rows = append(cmd.Rows, importRow{Row: pr.row, Create: create})
 		}
 		created := 0
 		if len(cmd.Rows) > 0 {
-			res, idx, err := e.propose(ctx, cmdCSVImport, cmd)
-			if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
+			res, idx, err := core.Propose(ctx, cmdImport, cmd)
+			if errors.Is(err, engine.ErrSchemaMoved) && attempt < 3 {
 				continue
 			}
 			if err != nil {
 				return im.stopped(err)
 			}
-			out, ok := res.(*csvChunkResult)
+			out, ok := res.(*chunkResult)
 			if !ok {
-				return im.stopped(fmt.Errorf("engine: CSV import result is %T", res))
+				return im.stopped(fmt.Errorf("csv: import result is %T", res))
 			}
 			im.index = idx
 			failed = append(failed, out.Failed...)
@@ -228,21 +227,21 @@ func (im *csvImporter) flush(ctx context.Context) error {
 // many rows were created before it.
 func (im *csvImporter) stopped(err error) error {
 	where := fmt.Sprintf("CSV import stopped at row %d (%d records created before)", im.pending[0].row, im.res.Created)
-	if de := AsError(err); de != nil {
-		return &Error{Kind: de.Kind, Message: where + ": " + de.Message, Details: de.Details, RetryAfter: de.RetryAfter}
+	if de := engine.AsError(err); de != nil {
+		return &engine.Error{Kind: de.Kind, Message: where + ": " + de.Message, Details: de.Details, RetryAfter: de.RetryAfter}
 	}
 	return fmt.Errorf("%s: %w", where, err)
 }
 
 // csvRowInput decodes a row's cells into a create body; d holds the cells
 // that cannot be decoded.
-func csvRowInput(ci *Coll, cols []int, cells []string) (in map[string]any, d map[string]any) {
+func csvRowInput(ci *engine.Coll, cols []int, cells []string) (in map[string]any, d map[string]any) {
 	in = make(map[string]any, len(cells))
 	for j, fi := range cols {
 		if fi < 0 {
 			continue
 		}
-		f := ci.fields[fi]
+		f := ci.RowFields()[fi]
 		v, msg := decodeCSVCell(f.Field, cells[j])
 		if msg != "" {
 			if d == nil {
@@ -261,7 +260,7 @@ func csvRowInput(ci *Coll, cols []int, cells []string) (in map[string]any, d map
 // csvParseMessage is a CSV syntax error without the reader's position
 // prefix (the row number says where).
 func csvParseMessage(err error) string {
-	var pe *csv.ParseError
+	var pe *stdcsv.ParseError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"svcd/engine/schema"
+	"svcd/fsm"
+)
+
+// Kernel exports for modules that read stored rows or create records
+// inside their own commands (engine/csv). A create is validated by the
+// proposer (PrepareAdminCreate), carried in the module's command and
+// applied there exactly as record.create applies it (ApplyRecordCreate):
+// nothing in it draws a clock or a random number at apply time.
+
+// RecordCreate is one record create, validated and ready to apply. A
+// module carries it in its own command: its JSON is record.create's
+// payload.
+type RecordCreate struct{ cmd recordCreateCmd }
+
+// MarshalJSON encodes the create as record.create's payload.
+func (c RecordCreate) MarshalJSON() ([]byte, error) { return json.Marshal(c.cmd) }
+
+// UnmarshalJSON decodes what MarshalJSON wrote, numbers kept exact (as
+// DecodeCmd keeps them).
+func (c *RecordCreate) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(&c.cmd)
+}
+
+// PrepareAdminCreate validates body as an admin's create of a record of
+// ci at now (unix seconds), as p proposes it: the id (drawn when body has
+// none), every field's stored value with passwords hashed and autodates
+// set. The command keeps p as its actor and p's rule context without the
+// body (an admin's create is not judged by rules).
+func (e *Engine) PrepareAdminCreate(p Principal, ci *Coll, body map[string]any, now int64) (RecordCreate, *Error) {
+	id, values, verr := e.prepareCreate(ci, body, true, now)
+	if verr != nil {
+		return RecordCreate{}, verr
+	}
+	return RecordCreate{cmd: recordCreateCmd{
+		Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values,
+		Env: e.envFor(p, ci, nil, now), Actor: actorOf(p),
+	}}, nil
+}
+
+// CollForApply is collection id as the command's transaction sees it,
+// checked to be at version, the one the proposer validated against:
+// ErrNotFound when it is gone, ErrSchemaMoved when it has changed since.
+func (e *Engine) CollForApply(tx *fsm.Tx, id string, version int64) (*Coll, error) {
+	return e.loadCollForApply(tx, id, version)
+}
+
+// ApplyRecordCreate applies c inside a module's command as record.create
+// applies it (relations, unique values, the create rule, the record-write
+// hooks). ci is the collection CollForApply returned for the module's
+// command; it replaces the collection and version c was prepared for.
+func (e *Engine) ApplyRecordCreate(tx *fsm.Tx, ci *Coll, c *RecordCreate) error {
+	c.cmd.Coll, c.cmd.Ver = ci.ID, ci.Version
+	_, err := e.recordCreate(tx, &c.cmd)
+	return err
+}
+
+// ReadRows appends to dst the stored rows of ci whose id sorts after
+// after, in id order, at most limit of them: id, created, updated, then
+// RowFields() (sealed values as stored; see Open).
+func (ci *Coll) ReadRows(r *fsm.Reader, dst [][]any, after string, limit int) ([][]any, error) {
+	rows, err := r.Query("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id > ?1 ORDER BY id LIMIT ?2", after, limit)
+	if err != nil {
+		return dst, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		row, err := ci.scanRow(rows.Scan)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, row)
+	}
+	return dst, rows.Err()
+}
+
+// Open is a stored value of ci as it is rendered: a sealed value opened
+// when this node has the key, any other value as it is.
+func (ci *Coll) Open(v any) any { return ci.open(v) }
+
+// FieldType is the implementation of the field's type (validation and
+// JSON rendering of its values).
+func (f *FieldInfo) FieldType() schema.FieldType { return f.typ }
