@@ -93,7 +93,7 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 			}
 			cmd.Ops[i] = c
 		}
-		res, idx, err := e.propose(ctx, cmdBatch, cmd)
+		res, idx, err := e.Propose(ctx, cmdBatch, cmd)
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
@@ -144,7 +144,7 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 		if err := preWriteError(ci, ci.UpdateRule, admin); err != nil {
 			return batchOpCmd{}, err
 		}
-		values, verr := e.prepareUpdate(ci, in, admin, now)
+		values, verr := e.PrepareUpdate(ci, in, admin, now)
 		if verr != nil {
 			return batchOpCmd{}, verr
 		}
@@ -169,7 +169,7 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 		}
 		return batchOpCmd{Delete: &recordDeleteCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, IfMatch: op.IfMatch, Now: now, Env: e.envFor(p, ci, nil, now), Actor: actorOf(p)}}, nil
 	case BatchGet, BatchList:
-		ci := e.collection(op.Collection)
+		ci := e.Coll(op.Collection)
 		if ci == nil {
 			return batchOpCmd{}, ErrNotFound
 		}

@@ -132,7 +132,7 @@ func (e *Engine) renderRow(tx *fsm.Tx, coll string, ver int64, row []any, admin 
 }
 
 func (e *Engine) batchRead(tx *fsm.Tx, r *batchReadCmd) ([]byte, error) {
-	ci, err := e.loadCollForApply(tx, r.Coll, r.Ver)
+	ci, err := e.CollForApply(tx, r.Coll, r.Ver)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func readOnly(ops []BatchOp) bool {
 func (e *Engine) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, error) {
 	cis := make([]*Coll, len(ops))
 	for i, op := range ops {
-		ci := e.collection(op.Collection)
+		ci := e.Coll(op.Collection)
 		switch {
 		case ci == nil:
 			return nil, BatchError(i, ErrNotFound)

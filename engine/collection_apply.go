@@ -10,9 +10,10 @@ import (
 	"svcd/fsm"
 )
 
-// loadCollForApply reads collection id as the transaction sees it and checks
-// that it is still at the version the command was validated against.
-func (e *Engine) loadCollForApply(tx *fsm.Tx, id string, version int64) (*Coll, error) {
+// CollForApply is collection id as the command's transaction sees it,
+// checked to be at version, the one the proposer validated against:
+// ErrNotFound when it is gone, ErrSchemaMoved when it has changed since.
+func (e *Engine) CollForApply(tx *fsm.Tx, id string, version int64) (*Coll, error) {
 	var ver int64
 	err := tx.QueryRow(`SELECT version FROM _svc_collections WHERE id = ?`, id).Scan(&ver)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -97,7 +98,7 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.loadCollForApply(tx, c.ID, c.Version)
+	ci, err := e.CollForApply(tx, c.ID, c.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	old, err := e.loadCollForApply(tx, c.ID, c.Version)
+	old, err := e.CollForApply(tx, c.ID, c.Version)
 	if err != nil {
 		return nil, err
 	}

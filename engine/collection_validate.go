@@ -61,7 +61,7 @@ func (e *Engine) validateCollection(c *schema.Collection, old *Coll) *Error {
 	d := map[string]string{}
 	if msg := validateCollectionName(c.Name); msg != "" {
 		d["name"] = msg
-	} else if other := e.collection(c.Name); other != nil && (old == nil || other.ID != old.ID) {
+	} else if other := e.Coll(c.Name); other != nil && (old == nil || other.ID != old.ID) {
 		d["name"] = "a collection with this name already exists"
 	}
 	switch c.Type {

@@ -22,7 +22,7 @@ func (e *Engine) Collections() []*schema.Collection {
 
 // Collection returns one collection by name or id.
 func (e *Engine) Collection(nameOrID string) (*schema.Collection, error) {
-	ci := e.collection(nameOrID)
+	ci := e.Coll(nameOrID)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
@@ -124,11 +124,11 @@ func (e *Engine) CreateCollection(ctx context.Context, body []byte) (*schema.Col
 		}
 		c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
 	}
-	_, idx, err := e.propose(ctx, cmdCollectionCreate, collectionCreateCmd{Collection: c, ViewColumns: viewCols})
+	_, idx, err := e.Propose(ctx, cmdCollectionCreate, collectionCreateCmd{Collection: c, ViewColumns: viewCols})
 	if err != nil {
 		return nil, idx, err
 	}
-	if ci := e.collection(c.ID); ci != nil {
+	if ci := e.Coll(c.ID); ci != nil {
 		return ci.Collection, idx, nil
 	}
 	return &c, idx, nil
@@ -139,7 +139,7 @@ func (e *Engine) CreateCollection(ctx context.Context, body []byte) (*schema.Col
 // the table in the same command.
 func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error) {
 	for attempt := 0; ; attempt++ {
-		old := e.collection(nameOrID)
+		old := e.Coll(nameOrID)
 		if old == nil {
 			return nil, 0, ErrNotFound
 		}
@@ -182,7 +182,7 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 			}
 			c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
 		}
-		_, idx, err := e.propose(ctx, cmdCollectionUpdate, collectionUpdateCmd{
+		_, idx, err := e.Propose(ctx, cmdCollectionUpdate, collectionUpdateCmd{
 			ID: old.ID, Version: old.Version, Collection: c, ViewColumns: viewCols,
 		})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
@@ -191,7 +191,7 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 		if err != nil {
 			return nil, idx, err
 		}
-		if ci := e.collection(old.ID); ci != nil {
+		if ci := e.Coll(old.ID); ci != nil {
 			return ci.Collection, idx, nil
 		}
 		return &c, idx, nil
@@ -201,11 +201,11 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 // DeleteCollection drops a collection and its table.
 func (e *Engine) DeleteCollection(ctx context.Context, nameOrID string) (uint64, error) {
 	for attempt := 0; ; attempt++ {
-		ci := e.collection(nameOrID)
+		ci := e.Coll(nameOrID)
 		if ci == nil {
 			return 0, ErrNotFound
 		}
-		_, idx, err := e.propose(ctx, cmdCollectionDelete, collectionDeleteCmd{ID: ci.ID, Version: ci.Version})
+		_, idx, err := e.Propose(ctx, cmdCollectionDelete, collectionDeleteCmd{ID: ci.ID, Version: ci.Version})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}

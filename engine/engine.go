@@ -151,8 +151,9 @@ func (e *Engine) reloadAll(ctx context.Context) error {
 	return e.reloadETagKey(ctx)
 }
 
-// propose encodes payload as the command's JSON and commits it.
-func (e *Engine) propose(ctx context.Context, t fsm.Type, payload any) (any, uint64, error) {
+// Propose encodes payload as command t's JSON and commits it through the
+// log: the handler's result, the log index and the command's error.
+func (e *Engine) Propose(ctx context.Context, t fsm.Type, payload any) (any, uint64, error) {
 	if e.proposer == nil {
 		return nil, 0, Errorf(KindUnavailable, "the node is starting")
 	}

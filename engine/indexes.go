@@ -37,7 +37,7 @@ var managedIndexName = regexp.MustCompile(`^(idx|uniq)_[A-Za-z0-9_]{1,120}$`)
 
 // Indexes lists the managed indexes of a collection.
 func (e *Engine) Indexes(ctx context.Context, name string) ([]Index, error) {
-	ci := e.collection(name)
+	ci := e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
@@ -67,7 +67,7 @@ func (e *Engine) Indexes(ctx context.Context, name string) ([]Index, error) {
 // CreateIndex adds an index on one field.
 func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique bool) (*Index, uint64, error) {
 	for attempt := 0; ; attempt++ {
-		ci := e.collection(name)
+		ci := e.Coll(name)
 		if ci == nil {
 			return nil, 0, ErrNotFound
 		}
@@ -88,7 +88,7 @@ func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique boo
 		if !managedIndexName.MatchString(ixName) {
 			return nil, 0, FieldError("field", "index name would be too long")
 		}
-		_, idx, err := e.propose(ctx, cmdIndexCreate, indexCreateCmd{Coll: ci.ID, Ver: ci.Version, Field: field, Name: ixName, Unique: unique})
+		_, idx, err := e.Propose(ctx, cmdIndexCreate, indexCreateCmd{Coll: ci.ID, Ver: ci.Version, Field: field, Name: ixName, Unique: unique})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
@@ -101,14 +101,14 @@ func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique boo
 
 // DeleteIndex drops a managed index.
 func (e *Engine) DeleteIndex(ctx context.Context, name, ixName string) (uint64, error) {
-	ci := e.collection(name)
+	ci := e.Coll(name)
 	if ci == nil {
 		return 0, ErrNotFound
 	}
 	if !managedIndexName.MatchString(ixName) {
 		return 0, Errorf(KindNotFound, "Only indexes named idx_... or uniq_... are managed")
 	}
-	_, idx, err := e.propose(ctx, cmdIndexDelete, indexDeleteCmd{Coll: ci.ID, Ver: ci.Version, Name: ixName})
+	_, idx, err := e.Propose(ctx, cmdIndexDelete, indexDeleteCmd{Coll: ci.ID, Ver: ci.Version, Name: ixName})
 	return idx, err
 }
 
@@ -117,7 +117,7 @@ func (e *Engine) applyIndexCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (e *Engine) applyIndexDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}

@@ -24,19 +24,9 @@ func (e *Engine) Now() time.Time { return e.now() }
 // Logger is the engine's logger.
 func (e *Engine) Logger() *slog.Logger { return e.log }
 
-// Propose encodes payload as command t's JSON and commits it through the
-// log: the handler's result, the log index and the command's error.
-func (e *Engine) Propose(ctx context.Context, t fsm.Type, payload any) (any, uint64, error) {
-	return e.propose(ctx, t, payload)
-}
-
 // DecodeCmd decodes a command's JSON payload with numbers kept exact; a
 // payload that does not decode halts the state machine (fsm.ErrHalt).
 func DecodeCmd[T any](cmd fsm.Command) (*T, error) { return decodeCmd[T](cmd) }
-
-// Coll finds a collection of the committed schema by name or id (nil
-// when there is none).
-func (e *Engine) Coll(nameOrID string) *Coll { return e.collection(nameOrID) }
 
 // RowFields are the collection's stored fields in row order (after id,
 // created and updated): the auth system fields first.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"svcd/engine/password"
-	"svcd/fsm"
 )
 
 // What modules that keep accounts (engine/auth) use of the core's records:
@@ -39,18 +38,8 @@ func (f *FieldInfo) EmptyValue() any {
 // PasswordParams are the argon2id costs of new password hashes.
 func (e *Engine) PasswordParams() password.Params { return e.pwParams }
 
-// CheckPasswordPolicy applies the password.* settings to an account
-// password: "" when it passes, else why not.
-func (e *Engine) CheckPasswordPolicy(p string) string { return e.checkPasswordPolicy(p) }
-
 // DecodeBody parses a JSON object body of a record write.
 func DecodeBody(body []byte) (map[string]any, error) { return decodeBody(body) }
-
-// PrepareUpdate validates the fields present in a patch body of a record
-// of ci, as a record update does: the stored values to set.
-func (e *Engine) PrepareUpdate(ci *Coll, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
-	return e.prepareUpdate(ci, body, admin, now)
-}
 
 // UpdateEnv is the rule environment of p's update of a record of ci with
 // body (the request's fields) and the prepared values.
@@ -61,25 +50,6 @@ func (e *Engine) UpdateEnv(p Principal, ci *Coll, body, values map[string]any, n
 // PreWriteError is the part of a write decision that needs no row:
 // admin-only write rules (403) and admin-only view rules (404).
 func PreWriteError(ci *Coll, rule *string, admin bool) error { return preWriteError(ci, rule, admin) }
-
-// WriteRuleError decides, at apply time, an update or delete of record id
-// of ci by a non-admin under rule (as the record commands do).
-func (e *Engine) WriteRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *RuleEnv, id string) error {
-	return e.writeRuleError(tx, ci, rule, admin, env, id)
-}
-
-// ValueSets appends the "col = ?" fragments and arguments that store
-// values (from PrepareUpdate) in a record of ci.
-func (e *Engine) ValueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []string, args []any) ([]string, []any, error) {
-	return e.valueSets(tx, ci, values, sets, args)
-}
-
-// RecordWritten runs the record-write hooks (history, search, the
-// modules') and emits the record event for a change a module's command
-// made to row of ci, in its transaction.
-func (e *Engine) RecordWritten(tx *fsm.Tx, kind string, ci *Coll, row []any, at int64, actor *Actor) error {
-	return e.recordWritten(tx, kind, ci, row, at, actor)
-}
 
 // UniqueError maps a unique violation to a 422 on the field (other errors
 // are returned as they are).
@@ -96,7 +66,7 @@ func UniqueViolationColumn(err error) string { return uniqueViolationColumn(err)
 // with values already in stored form (in RowFields order), as an admin
 // would (no create rule): the stored row.
 func (e *Engine) CreateAccount(ctx context.Context, ci *Coll, id string, now int64, values []any) (Row, uint64, error) {
-	res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
+	res, idx, err := e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
 		Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values,
 	})
 	if err != nil {

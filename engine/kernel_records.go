@@ -46,13 +46,6 @@ func (e *Engine) PrepareAdminCreate(p Principal, ci *Coll, body map[string]any, 
 	}}, nil
 }
 
-// CollForApply is collection id as the command's transaction sees it,
-// checked to be at version, the one the proposer validated against:
-// ErrNotFound when it is gone, ErrSchemaMoved when it has changed since.
-func (e *Engine) CollForApply(tx *fsm.Tx, id string, version int64) (*Coll, error) {
-	return e.loadCollForApply(tx, id, version)
-}
-
 // ApplyRecordCreate applies c inside a module's command as record.create
 // applies it (relations, unique values, the create rule, the record-write
 // hooks). ci is the collection CollForApply returned for the module's

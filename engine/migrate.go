@@ -110,7 +110,7 @@ func (e *Engine) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = e.propose(ctx, cmdMigrate, migrateCmd{Version: e.SchemaVersion(), ETagKey: key})
+	_, _, err = e.Propose(ctx, cmdMigrate, migrateCmd{Version: e.SchemaVersion(), ETagKey: key})
 	return err
 }
 

@@ -48,7 +48,7 @@ func (e *Engine) replicaSource(r *fsm.Reader, p Principal) *readSource {
 			return r.QueryDirect(q, args...)
 		},
 		queryRow: func(q string, args ...any) rowScanner { return r.QueryRow(q, args...) },
-		coll:     e.collection,
+		coll:     e.Coll,
 		res:      e.schema.Load(),
 		env:      func(forRule bool) *filter.Env { return e.readEnv(p, forRule) },
 	}
@@ -85,7 +85,7 @@ func (e *Engine) txCollection(tx *fsm.Tx, nameOrID string) *Coll {
 // renderColl returns collection id at version ver for reads and rendering
 // inside the transaction.
 func (e *Engine) renderColl(tx *fsm.Tx, id string, ver int64) *Coll {
-	if ci := e.collection(id); ci != nil && ci.Version == ver {
+	if ci := e.Coll(id); ci != nil && ci.Version == ver {
 		return ci
 	}
 	ci, err := e.applied.get(tx, id, ver)

@@ -24,7 +24,7 @@ type RealtimeRecord struct {
 // RealtimeCollection resolves a collection name (any case) or id to the
 // name the schema spells; "" when there is none.
 func (e *Engine) RealtimeCollection(name string) string {
-	if ci := e.collection(name); ci != nil {
+	if ci := e.Coll(name); ci != nil {
 		return ci.Name
 	}
 	return ""
@@ -38,7 +38,7 @@ func (e *Engine) RealtimeCollection(name string) string {
 // since does not pass). A collection whose schema changed since the event
 // (the row no longer fits it) denies.
 func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
-	ci := e.collection(ch.CollectionID)
+	ci := e.Coll(ch.CollectionID)
 	if ci == nil || len(ch.Row) != 3+len(ci.fields) || !p.reaches(ci.Name) {
 		return nil
 	}

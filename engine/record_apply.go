@@ -130,7 +130,7 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 // recordCreate applies one create (alone or as a batch entry) and returns
 // the stored row.
 func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
-	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 		}
 		return nil, ErrForbidden
 	}
-	if err := e.recordWritten(tx, EvRecordCreate, ci, row, c.Now, c.Actor); err != nil {
+	if err := e.RecordWritten(tx, EvRecordCreate, ci, row, c.Now, c.Actor); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -250,7 +250,7 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, ru
 	if err != nil {
 		return nil, err
 	}
-	if err := e.writeRuleError(tx, ci, rule, admin, env, id); err != nil {
+	if err := e.WriteRuleError(tx, ci, rule, admin, env, id); err != nil {
 		return nil, err
 	}
 	if ifMatch != "" {
@@ -265,10 +265,9 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, ru
 	return row, nil
 }
 
-// writeRuleError decides an update or delete of row id by a non-admin, at
-// apply time: an admin-only rule (null) is 403; a row the caller cannot
-// view is 404; a failed rule on a viewable row is 403.
-func (e *Engine) writeRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) error {
+// WriteRuleError decides, at apply time, an update or delete of record id
+// of ci by a non-admin under rule (as the record commands do).
+func (e *Engine) WriteRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) error {
 	if err := preWriteError(ci, rule, admin); err != nil {
 		return err
 	}
@@ -331,7 +330,7 @@ func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 // recordUpdate applies one update (alone or as a batch entry) and returns
 // the stored row.
 func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
-	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +345,7 @@ func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	updated := max(c.Now, prev+1)
 	sets := []string{"updated = ?"}
 	args := []any{updated}
-	sets, args, err = e.valueSets(tx, ci, c.Values, sets, args)
+	sets, args, err = e.ValueSets(tx, ci, c.Values, sets, args)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +358,7 @@ func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	if err != nil {
 		return nil, uniqueError(ci, err)
 	}
-	if err := e.recordWritten(tx, EvRecordUpdate, ci, row, updated, c.Actor); err != nil {
+	if err := e.RecordWritten(tx, EvRecordUpdate, ci, row, updated, c.Actor); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -375,7 +374,7 @@ func (e *Engine) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 
 // recordDelete applies one delete (alone or as a batch entry).
 func (e *Engine) recordDelete(tx *fsm.Tx, c *recordDeleteCmd) error {
-	ci, err := e.loadCollForApply(tx, c.Coll, c.Ver)
+	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return err
 	}
@@ -390,10 +389,9 @@ func (e *Engine) recordDelete(tx *fsm.Tx, c *recordDeleteCmd) error {
 	return d.delete(ci, old)
 }
 
-// valueSets appends to sets and args the "col = ?" clauses of the fields
-// present in values (command values, turned back into their stored form),
-// after checking their relations point at existing records.
-func (e *Engine) valueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []string, args []any) ([]string, []any, error) {
+// ValueSets appends the "col = ?" fragments and arguments that store
+// values (from PrepareUpdate) in a record of ci.
+func (e *Engine) ValueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []string, args []any) ([]string, []any, error) {
 	for _, f := range ci.fields {
 		raw, ok := values[f.Name]
 		if !ok {

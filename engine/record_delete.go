@@ -118,7 +118,7 @@ func (d *deletion) delete(ci *Coll, row []any) error {
 	if _, err := d.tx.Exec("DELETE FROM "+ci.table+" WHERE id = ?", id); err != nil {
 		return err
 	}
-	if err := d.e.recordWritten(d.tx, EvRecordDelete, ci, row, d.now, d.actor); err != nil {
+	if err := d.e.RecordWritten(d.tx, EvRecordDelete, ci, row, d.now, d.actor); err != nil {
 		return err
 	}
 	for _, h := range hits {
@@ -172,7 +172,7 @@ func (d *deletion) unlink(ref relationRef, row []any, id string) error {
 	if err != nil {
 		return err
 	}
-	return d.e.recordWritten(d.tx, EvRecordUpdate, ref.coll, out, updated, d.actor)
+	return d.e.RecordWritten(d.tx, EvRecordUpdate, ref.coll, out, updated, d.actor)
 }
 
 func fieldIndex(ci *Coll, f *FieldInfo) int {

@@ -55,8 +55,9 @@ func (e *Engine) prepareCreate(ci *Coll, body map[string]any, admin bool, now in
 	return id, values, nil
 }
 
-// prepareUpdate validates the fields present in a patch body.
-func (e *Engine) prepareUpdate(ci *Coll, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
+// PrepareUpdate validates the fields present in a patch body of a record
+// of ci, as a record update does: the stored values to set.
+func (e *Engine) PrepareUpdate(ci *Coll, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
 	d := map[string]string{}
 	values := map[string]any{}
 	for _, f := range ci.fields {
@@ -123,7 +124,7 @@ func (e *Engine) normalize(f *FieldInfo, in any) (any, string) {
 	}
 	plain, _ := stored.(string)
 	if f.system {
-		if msg := e.checkPasswordPolicy(plain); msg != "" {
+		if msg := e.CheckPasswordPolicy(plain); msg != "" {
 			return nil, msg
 		}
 	}
@@ -134,8 +135,9 @@ func (e *Engine) normalize(f *FieldInfo, in any) (any, string) {
 	return h, ""
 }
 
-// checkPasswordPolicy applies the password.* settings to an account password.
-func (e *Engine) checkPasswordPolicy(p string) string {
+// CheckPasswordPolicy applies the password.* settings to an account
+// password: "" when it passes, else why not.
+func (e *Engine) CheckPasswordPolicy(p string) string {
 	minLen, _ := strconv.Atoi(e.Setting("password.min_length"))
 	minLen = max(minLen, 8)
 	if n := len([]rune(p)); n < minLen {

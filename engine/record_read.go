@@ -65,7 +65,7 @@ func whereClause(conds []string) string {
 // GetRecord reads one record from this replica; fields, when not empty,
 // projects it like a list's fields parameter; expand expands relations.
 func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields, expand string) (*Record, error) {
-	ci := e.collection(name)
+	ci := e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
@@ -107,7 +107,7 @@ func (e *Engine) getRecordIn(src *readSource, ci *Coll, id, fields, expand strin
 
 // ListRecords reads one page of a collection from this replica.
 func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q ListQuery) (*RecordList, error) {
-	ci := e.collection(name)
+	ci := e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}

@@ -9,7 +9,7 @@ import (
 
 // writable returns the collection for a record write, or the error.
 func (e *Engine) writable(name string) (*Coll, error) {
-	ci := e.collection(name)
+	ci := e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
@@ -76,7 +76,7 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 			return nil, 0, verr
 		}
 		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
-		res, idx, err := e.propose(ctx, cmdRecordCreate, recordCreateCmd{
+		res, idx, err := e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
 		})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
@@ -111,7 +111,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 			return nil, 0, err
 		}
 		now := e.now().Unix()
-		values, verr := e.prepareUpdate(ci, in, admin, now)
+		values, verr := e.PrepareUpdate(ci, in, admin, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
@@ -120,7 +120,7 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err != nil {
 			return nil, 0, err
 		}
-		res, idx, err := e.propose(ctx, cmdRecordUpdate, recordUpdateCmd{
+		res, idx, err := e.Propose(ctx, cmdRecordUpdate, recordUpdateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
 			Account: true, PasswordWas: was,
 		})
@@ -149,7 +149,7 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 			return 0, err
 		}
 		now := e.now().Unix()
-		_, idx, err := e.propose(ctx, cmdRecordDelete, recordDeleteCmd{
+		_, idx, err := e.Propose(ctx, cmdRecordDelete, recordDeleteCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, IfMatch: ifMatch, Now: now,
 			Env: e.envFor(p, ci, nil, now), Actor: actorOf(p),
 		})

@@ -64,7 +64,7 @@ func (e *Engine) RotateKey(ctx context.Context) (*RotateResult, uint64, error) {
 	if len(cmd.Settings) == 0 && len(cmd.Values) == 0 {
 		return &RotateResult{}, 0, nil
 	}
-	res, idx, err := e.propose(ctx, cmdRotateKey, cmd)
+	res, idx, err := e.Propose(ctx, cmdRotateKey, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) applyRotateKey(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		}
 	}
 	for _, v := range c.Values {
-		ci, err := e.loadCollForApply(tx, v.Coll, v.Ver)
+		ci, err := e.CollForApply(tx, v.Coll, v.Ver)
 		var col string
 		if err == nil {
 			if f := ci.fieldByName(v.Field); f != nil && f.Encrypted {

@@ -202,7 +202,8 @@ func parseCollInfo(data string, version int64) (*Coll, error) {
 	return ci, err
 }
 
-// collection returns the current definition of name (or id), or nil.
-func (e *Engine) collection(nameOrID string) *Coll {
+// Coll finds a collection of the committed schema by name or id (nil
+// when there is none).
+func (e *Engine) Coll(nameOrID string) *Coll {
 	return e.schema.Load().lookup(nameOrID)
 }

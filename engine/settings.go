@@ -202,7 +202,7 @@ func (e *Engine) PatchSettings(ctx context.Context, body []byte) (map[string]str
 		}
 		cmd.Set[k] = sealed
 	}
-	_, idx, err := e.propose(ctx, cmdSettingsPatch, cmd)
+	_, idx, err := e.Propose(ctx, cmdSettingsPatch, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
