@@ -482,10 +482,10 @@ func TestOwnerFromShell(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{})
 	ctx := t.Context()
-	if _, _, err := s.Stack.Auth.CreateOwner(ctx, "ops@example.com", "shell-password-1"); err != nil {
+	if _, _, err := s.Stack.Auth.Admins().CreateOwner(ctx, "ops@example.com", "shell-password-1"); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := s.Stack.Auth.CreateOwner(ctx, "OPS@example.com", "shell-password-2")
+	_, _, err := s.Stack.Auth.Admins().CreateOwner(ctx, "OPS@example.com", "shell-password-2")
 	if err == nil || !strings.Contains(err.Error(), "email") {
 		t.Errorf("a second owner with the same email: %v", err)
 	}

@@ -40,16 +40,21 @@ type AuthFlows interface {
 	ConfirmVerification(ctx context.Context, coll, token string) (uint64, error)
 	RequestOTP(ctx context.Context, coll, email string) error
 	AuthWithOTP(ctx context.Context, coll string, in auth.OTPAuth) (*auth.UserSession, uint64, error)
-	LoginMFA(ctx context.Context, coll, ticket, code, recovery string) (*auth.UserSession, uint64, error)
 	SignInAnonymous(ctx context.Context, coll string) (*auth.UserSession, uint64, error)
 	Promote(ctx context.Context, p engine.Principal, coll string, body []byte) (*auth.UserSession, uint64, error)
+	Impersonate(ctx context.Context, admin engine.Principal, coll, id string) (*auth.UserSession, error)
+}
+
+// SecondFactors is what the TOTP, recovery code and MFA handlers need
+// (engine/auth).
+type SecondFactors interface {
+	LoginMFA(ctx context.Context, coll, ticket, code, recovery string) (*auth.UserSession, uint64, error)
 	SetupTOTP(ctx context.Context, p engine.Principal, coll string) (*auth.TOTPSetup, uint64, error)
 	ConfirmTOTP(ctx context.Context, p engine.Principal, coll, code string) (*auth.TOTPEnabled, uint64, error)
 	DisableTOTP(ctx context.Context, p engine.Principal, coll, code, recovery string) (uint64, error)
 	RegenerateRecoveryCodes(ctx context.Context, p engine.Principal, coll string) ([]string, uint64, error)
 	RecoveryCodesStatus(ctx context.Context, p engine.Principal, coll string) (*auth.RecoveryStatus, error)
 	AdminDisableMFA(ctx context.Context, coll, id string) (uint64, error)
-	Impersonate(ctx context.Context, admin engine.Principal, coll, id string) (*auth.UserSession, error)
 }
 
 // mountAuthFlowsOpen mounts the flows that take no credentials.
@@ -184,7 +189,7 @@ func (s *Server) loginMFA(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, idx, err := s.flows.LoginMFA(r.Context(), chi.URLParam(r, "collection"), in.MFAToken, in.Code, in.RecoveryCode)
+	sess, idx, err := s.factors.LoginMFA(r.Context(), chi.URLParam(r, "collection"), in.MFAToken, in.Code, in.RecoveryCode)
 	s.writeSession(w, r, sess, idx, err)
 }
 
@@ -222,7 +227,7 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, sess *auth
 }
 
 func (s *Server) totpSetup(w http.ResponseWriter, r *http.Request) {
-	out, idx, err := s.flows.SetupTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	out, idx, err := s.factors.SetupTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -237,7 +242,7 @@ func (s *Server) totpConfirm(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out, idx, err := s.flows.ConfirmTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code)
+	out, idx, err := s.factors.ConfirmTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -252,7 +257,7 @@ func (s *Server) totpDisable(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	idx, err := s.flows.DisableTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code, in.RecoveryCode)
+	idx, err := s.factors.DisableTOTP(r.Context(), principal(r), chi.URLParam(r, "collection"), in.Code, in.RecoveryCode)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -262,7 +267,7 @@ func (s *Server) totpDisable(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) recoveryRegenerate(w http.ResponseWriter, r *http.Request) {
-	codes, idx, err := s.flows.RegenerateRecoveryCodes(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	codes, idx, err := s.factors.RegenerateRecoveryCodes(r.Context(), principal(r), chi.URLParam(r, "collection"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -272,7 +277,7 @@ func (s *Server) recoveryRegenerate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) recoveryStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := s.flows.RecoveryCodesStatus(r.Context(), principal(r), chi.URLParam(r, "collection"))
+	st, err := s.factors.RecoveryCodesStatus(r.Context(), principal(r), chi.URLParam(r, "collection"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -281,7 +286,7 @@ func (s *Server) recoveryStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) adminDisableMFA(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.flows.AdminDisableMFA(r.Context(), chi.URLParam(r, "collection"), chi.URLParam(r, "id"))
+	idx, err := s.factors.AdminDisableMFA(r.Context(), chi.URLParam(r, "collection"), chi.URLParam(r, "id"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)

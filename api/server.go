@@ -31,6 +31,7 @@ type Options struct {
 	Authenticator Authenticator
 	UserAuth      UserAuth
 	AuthFlows     AuthFlows
+	Factors       SecondFactors
 	AdminAuth     AdminAuth
 	Admins        AdminManager
 	Auditor       Auditor
@@ -76,6 +77,7 @@ type Server struct {
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
+	factors    SecondFactors
 	adminAuth  AdminAuth
 	admins     AdminManager
 	auditor    Auditor
@@ -124,7 +126,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History,
-		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, adminAuth: opts.AdminAuth,
+		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,

@@ -52,7 +52,7 @@ func passwordDigest(hash any) string {
 // checked first, on this replica, so a caller who may not change the
 // account learns nothing about its password; the state machine decides
 // them again at apply.
-func (e *Engine) verifyOldPassword(ctx context.Context, ci *Coll, id string, in map[string]any, admin bool, env *ruleEnv) (string, error) {
+func (rs *Records) verifyOldPassword(ctx context.Context, ci *Coll, id string, in map[string]any, admin bool, env *ruleEnv) (string, error) {
 	if ci.Type != schema.TypeAuth || admin {
 		return "", nil
 	}
@@ -64,7 +64,7 @@ func (e *Engine) verifyOldPassword(ctx context.Context, ci *Coll, id string, in 
 		return "", errOldPasswordMissing
 	}
 	var hash any
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := rs.e.store.View(ctx, func(r *fsm.Reader) error {
 		err := r.QueryRow("SELECT password FROM "+ci.table+" WHERE id = ?", id).Scan(&hash)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
@@ -72,7 +72,7 @@ func (e *Engine) verifyOldPassword(ctx context.Context, ci *Coll, id string, in 
 		if err != nil {
 			return err
 		}
-		return e.writeRuleErrorNow(r, ci, ci.UpdateRule, env, id)
+		return rs.writeRuleErrorNow(r, ci, ci.UpdateRule, env, id)
 	})
 	if err != nil {
 		return "", err
@@ -86,12 +86,12 @@ func (e *Engine) verifyOldPassword(ctx context.Context, ci *Coll, id string, in 
 
 // writeRuleErrorNow is writeRuleError for a non-admin against this
 // replica's committed state.
-func (e *Engine) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env *ruleEnv, id string) error {
+func (rs *Records) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env *ruleEnv, id string) error {
 	if err := preWriteError(ci, rule, false); err != nil {
 		return err
 	}
 	holds := func(rule *string) (bool, error) {
-		cond, all, none := ruleSQL(ci, rule, false, e.schema.Load(), env.filterEnv(), nil)
+		cond, all, none := ruleSQL(ci, rule, false, rs.e.schema.Load(), env.filterEnv(), nil)
 		if all || none {
 			return all, nil
 		}

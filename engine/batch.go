@@ -64,12 +64,12 @@ func BatchError(index int, err error) error {
 // state machine applies them in order in one transaction, checking rules
 // and If-Match per entry; the first failure rolls everything back. A batch
 // that only reads is served from this replica instead (index 0).
-func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, uint64, error) {
+func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, uint64, error) {
 	if len(ops) == 0 || len(ops) > MaxBatchOps {
 		return nil, 0, FieldError("requests", fmt.Sprintf("must hold 1 to %d entries", MaxBatchOps))
 	}
 	if readOnly(ops) {
-		out, err := e.readBatch(ctx, p, ops)
+		out, err := rs.readBatch(ctx, p, ops)
 		return out, 0, err
 	}
 	decoded := make([]map[string]any, len(ops))
@@ -85,15 +85,15 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 	}
 	for attempt := 0; ; attempt++ {
 		cmd := batchCmd{Ops: make([]batchOpCmd, len(ops)), ReadBudget: batchReadTicks}
-		now := e.now().Unix()
+		now := rs.e.now().Unix()
 		for i, op := range ops {
-			c, err := e.prepareBatchOp(ctx, p, op, decoded[i], now)
+			c, err := rs.prepareBatchOp(ctx, p, op, decoded[i], now)
 			if err != nil {
 				return nil, 0, BatchError(i, err)
 			}
 			cmd.Ops[i] = c
 		}
-		res, idx, err := e.Propose(ctx, cmdBatch, cmd)
+		res, idx, err := rs.e.Propose(ctx, cmdBatch, cmd)
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
@@ -111,11 +111,11 @@ func (e *Engine) Batch(ctx context.Context, p Principal, ops []BatchOp) (*BatchR
 // prepareBatchOp does for one entry what the single endpoint does before
 // proposing: resolve the collection, answer what needs no row, validate,
 // hash passwords, pick ids and capture the rule context.
-func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in map[string]any, now int64) (batchOpCmd, error) {
+func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in map[string]any, now int64) (batchOpCmd, error) {
 	p.Request = op.Request
 	switch op.Action {
 	case BatchCreate:
-		ci, err := e.writable(op.Collection)
+		ci, err := rs.writable(op.Collection)
 		if err != nil {
 			return batchOpCmd{}, err
 		}
@@ -126,14 +126,14 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 		if !admin && ci.CreateRule == nil {
 			return batchOpCmd{}, ErrAdminOnly
 		}
-		id, values, verr := e.prepareCreate(ci, in, admin, now)
+		id, values, verr := rs.prepareCreate(ci, in, admin, now)
 		if verr != nil {
 			return batchOpCmd{}, verr
 		}
-		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
+		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
 		return batchOpCmd{Create: &recordCreateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p)}}, nil
 	case BatchUpdate:
-		ci, err := e.writable(op.Collection)
+		ci, err := rs.writable(op.Collection)
 		if err != nil {
 			return batchOpCmd{}, err
 		}
@@ -144,19 +144,19 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 		if err := preWriteError(ci, ci.UpdateRule, admin); err != nil {
 			return batchOpCmd{}, err
 		}
-		values, verr := e.PrepareUpdate(ci, in, admin, now)
+		values, verr := rs.PrepareUpdate(ci, in, admin, now)
 		if verr != nil {
 			return batchOpCmd{}, verr
 		}
-		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
-		was, err := e.verifyOldPassword(ctx, ci, op.ID, in, admin, env)
+		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
+		was, err := rs.verifyOldPassword(ctx, ci, op.ID, in, admin, env)
 		if err != nil {
 			return batchOpCmd{}, err
 		}
 		return batchOpCmd{Update: &recordUpdateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Now: now, Values: values,
 			IfMatch: op.IfMatch, Env: env, Actor: actorOf(p), Account: true, PasswordWas: was}}, nil
 	case BatchDelete:
-		ci, err := e.writable(op.Collection)
+		ci, err := rs.writable(op.Collection)
 		if err != nil {
 			return batchOpCmd{}, err
 		}
@@ -167,9 +167,9 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 		if err := preWriteError(ci, ci.DeleteRule, admin); err != nil {
 			return batchOpCmd{}, err
 		}
-		return batchOpCmd{Delete: &recordDeleteCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, IfMatch: op.IfMatch, Now: now, Env: e.envFor(p, ci, nil, now), Actor: actorOf(p)}}, nil
+		return batchOpCmd{Delete: &recordDeleteCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, IfMatch: op.IfMatch, Now: now, Env: rs.e.envFor(p, ci, nil, now), Actor: actorOf(p)}}, nil
 	case BatchGet, BatchList:
-		ci := e.Coll(op.Collection)
+		ci := rs.e.Coll(op.Collection)
 		if ci == nil {
 			return batchOpCmd{}, ErrNotFound
 		}
@@ -181,7 +181,7 @@ func (e *Engine) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in
 				return batchOpCmd{}, verr
 			}
 		}
-		r := &batchReadCmd{Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), Scopes: scopesOf(p), ID: op.ID, Env: e.envFor(p, ci, nil, now),
+		r := &batchReadCmd{Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), Scopes: scopesOf(p), ID: op.ID, Env: rs.e.envFor(p, ci, nil, now),
 			Fields: op.List.Fields, Expand: op.List.Expand}
 		if op.Action == BatchList {
 			r.List = true

@@ -47,7 +47,7 @@ type batchReadCmd struct {
 	Env        *ruleEnv `json:"env,omitempty"`
 }
 
-func (e *Engine) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (rs *Records) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[batchCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (e *Engine) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	touched := map[string]bool{}
 	budget := newReadBudget(c.ReadBudget)
 	for i, op := range c.Ops {
-		body, err := budget.apply(tx, op, e.applyBatchOp)
+		body, err := budget.apply(tx, op, rs.applyBatchOp)
 		if err != nil {
 			return nil, BatchError(i, staleETag(err, op, touched))
 		}
@@ -101,53 +101,53 @@ func staleETag(err error, op batchOpCmd, touched map[string]bool) error {
 // applyBatchOp applies one entry and renders its answer body. Rendering
 // only shapes what the proposer answers; the state it leaves is the same on
 // every node.
-func (e *Engine) applyBatchOp(tx *fsm.Tx, op batchOpCmd) ([]byte, error) {
+func (rs *Records) applyBatchOp(tx *fsm.Tx, op batchOpCmd) ([]byte, error) {
 	switch {
 	case op.Create != nil:
-		row, err := e.recordCreate(tx, op.Create)
+		row, err := rs.recordCreate(tx, op.Create)
 		if err != nil {
 			return nil, err
 		}
-		return e.renderRow(tx, op.Create.Coll, op.Create.Ver, row, op.Create.Admin), nil
+		return rs.renderRow(tx, op.Create.Coll, op.Create.Ver, row, op.Create.Admin), nil
 	case op.Update != nil:
-		row, err := e.recordUpdate(tx, op.Update)
+		row, err := rs.recordUpdate(tx, op.Update)
 		if err != nil {
 			return nil, err
 		}
-		return e.renderRow(tx, op.Update.Coll, op.Update.Ver, row, op.Update.Admin), nil
+		return rs.renderRow(tx, op.Update.Coll, op.Update.Ver, row, op.Update.Admin), nil
 	case op.Delete != nil:
-		return nil, e.recordDelete(tx, op.Delete)
+		return nil, rs.recordDelete(tx, op.Delete)
 	case op.Read != nil:
-		return e.batchRead(tx, op.Read)
+		return rs.batchRead(tx, op.Read)
 	}
 	return nil, Errorf(KindBadRequest, "Empty batch entry")
 }
 
-func (e *Engine) renderRow(tx *fsm.Tx, coll string, ver int64, row []any, admin bool) []byte {
-	ci := e.renderColl(tx, coll, ver)
+func (rs *Records) renderRow(tx *fsm.Tx, coll string, ver int64, row []any, admin bool) []byte {
+	ci := rs.e.renderColl(tx, coll, ver)
 	if ci == nil {
 		return nil
 	}
 	return ci.appendRecord(make([]byte, 0, 256), row, admin, nil)
 }
 
-func (e *Engine) batchRead(tx *fsm.Tx, r *batchReadCmd) ([]byte, error) {
-	ci, err := e.CollForApply(tx, r.Coll, r.Ver)
+func (rs *Records) batchRead(tx *fsm.Tx, r *batchReadCmd) ([]byte, error) {
+	ci, err := rs.e.CollForApply(tx, r.Coll, r.Ver)
 	if err != nil {
 		return nil, err
 	}
-	if rc := e.renderColl(tx, ci.ID, ci.Version); rc != nil {
+	if rc := rs.e.renderColl(tx, ci.ID, ci.Version); rc != nil {
 		ci = rc
 	}
-	src := e.txSource(tx, readerOf(r.Admin, r.Scopes), r.Env)
+	src := rs.e.txSource(tx, readerOf(r.Admin, r.Scopes), r.Env)
 	if !r.List {
-		rec, err := e.getRecordIn(src, ci, r.ID, r.Fields, r.Expand)
+		rec, err := rs.getRecordIn(src, ci, r.ID, r.Fields, r.Expand)
 		if err != nil {
 			return nil, err
 		}
 		return rec.JSON, nil
 	}
-	list, err := e.listRecordsIn(src, ci, ListQuery{Page: r.Page, PerPage: r.PerPage, Sort: r.Sort, Fields: r.Fields,
+	list, err := rs.listRecordsIn(src, ci, ListQuery{Page: r.Page, PerPage: r.PerPage, Sort: r.Sort, Fields: r.Fields,
 		SkipTotal: r.SkipTotal, Filter: r.Filter, Expand: r.Expand, CursorMode: r.CursorMode, Cursor: r.Cursor})
 	if err != nil {
 		return nil, err

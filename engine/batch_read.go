@@ -21,10 +21,10 @@ func readOnly(ops []BatchOp) bool {
 // own request context: what the same batch would answer through the log,
 // without a log entry and without the apply loop. The first failing entry
 // fails the batch, as in the log.
-func (e *Engine) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, error) {
+func (rs *Records) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*BatchResult, error) {
 	cis := make([]*Coll, len(ops))
 	for i, op := range ops {
-		ci := e.Coll(op.Collection)
+		ci := rs.e.Coll(op.Collection)
 		switch {
 		case ci == nil:
 			return nil, BatchError(i, ErrNotFound)
@@ -39,13 +39,13 @@ func (e *Engine) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*Ba
 		cis[i] = ci
 	}
 	out := &BatchResult{Items: make([]BatchItem, len(ops))}
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := rs.e.store.View(ctx, func(r *fsm.Reader) error {
 		for i, op := range ops {
 			who := p
 			who.Request = op.Request
-			src := e.replicaSource(r, who)
+			src := rs.e.replicaSource(r, who)
 			if op.Action == BatchGet {
-				rec, err := e.getRecordIn(src, cis[i], op.ID, op.List.Fields, op.List.Expand)
+				rec, err := rs.getRecordIn(src, cis[i], op.ID, op.List.Fields, op.List.Expand)
 				if err != nil {
 					return BatchError(i, err)
 				}
@@ -54,7 +54,7 @@ func (e *Engine) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*Ba
 			}
 			q := op.List
 			q.Search, q.HasNear = "", false
-			list, err := e.listRecordsIn(src, cis[i], q)
+			list, err := rs.listRecordsIn(src, cis[i], q)
 			if err != nil {
 				return BatchError(i, err)
 			}

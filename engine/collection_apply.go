@@ -55,7 +55,7 @@ func checkRelationTargets(tx *fsm.Tx, c *schema.Collection) error {
 	return nil
 }
 
-func (e *Engine) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (sc *Schema) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[collectionCreateCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -86,19 +86,19 @@ func (e *Engine) applyCollectionCreate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		VALUES (?, ?, ?, 1, ?, ?, ?)`, col.ID, col.Name, col.Type, ci.stored(), col.Created, col.Updated); err != nil {
 		return nil, err
 	}
-	if err := e.collectionChanged(tx, CollectionChange{New: ci}); err != nil {
+	if err := sc.e.collectionChanged(tx, CollectionChange{New: ci}); err != nil {
 		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: EvSchema, Subject: col.ID})
 	return nil, nil
 }
 
-func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (sc *Schema) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[collectionDeleteCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.CollForApply(tx, c.ID, c.Version)
+	ci, err := sc.e.CollForApply(tx, c.ID, c.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (e *Engine) applyCollectionDelete(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		}
 		return nil, &Error{Kind: KindConflict, Message: "View collections read this collection; change or delete them first", Details: d}
 	}
-	if err := e.collectionChanged(tx, CollectionChange{Old: ci}); err != nil {
+	if err := sc.e.collectionChanged(tx, CollectionChange{Old: ci}); err != nil {
 		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: EvSchema, Subject: ci.ID})
@@ -168,12 +168,12 @@ func relationsTo(tx *fsm.Tx, id string) ([]string, error) {
 	return out, rows.Err()
 }
 
-func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (sc *Schema) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[collectionUpdateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	old, err := e.CollForApply(tx, c.ID, c.Version)
+	old, err := sc.e.CollForApply(tx, c.ID, c.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (e *Engine) applyCollectionUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error)
 		col.Name, col.Version, next.stored(), col.Updated, col.ID); err != nil {
 		return nil, err
 	}
-	if err := e.collectionChanged(tx, CollectionChange{Old: old, New: next}); err != nil {
+	if err := sc.e.collectionChanged(tx, CollectionChange{Old: old, New: next}); err != nil {
 		return nil, err
 	}
 	tx.Emit(fsm.Event{Kind: EvSchema, Subject: col.ID})

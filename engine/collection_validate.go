@@ -57,11 +57,11 @@ func (l lookupWith) Collection(nameOrID string) *schema.Collection {
 
 // validateCollection checks c (already normalised by the caller) and fills
 // field ids; old is the current definition for an update, or nil.
-func (e *Engine) validateCollection(c *schema.Collection, old *Coll) *Error {
+func (sc *Schema) validateCollection(c *schema.Collection, old *Coll) *Error {
 	d := map[string]string{}
 	if msg := validateCollectionName(c.Name); msg != "" {
 		d["name"] = msg
-	} else if other := e.Coll(c.Name); other != nil && (old == nil || other.ID != old.ID) {
+	} else if other := sc.e.Coll(c.Name); other != nil && (old == nil || other.ID != old.ID) {
 		d["name"] = "a collection with this name already exists"
 	}
 	switch c.Type {
@@ -92,7 +92,7 @@ func (e *Engine) validateCollection(c *schema.Collection, old *Coll) *Error {
 		c.AuthOptions = nil
 	}
 	if c.Type != schema.TypeView {
-		e.validateFields(c, old, d)
+		sc.validateFields(c, old, d)
 	}
 	if len(d) > 0 {
 		return ValidationError(d)
@@ -100,8 +100,8 @@ func (e *Engine) validateCollection(c *schema.Collection, old *Coll) *Error {
 	return nil
 }
 
-func (e *Engine) validateFields(c *schema.Collection, old *Coll, d map[string]string) {
-	lookup := lookupWith{set: e.schema.Load(), self: c}
+func (sc *Schema) validateFields(c *schema.Collection, old *Coll, d map[string]string) {
+	lookup := lookupWith{set: sc.e.schema.Load(), self: c}
 	seen := map[string]bool{}
 	seenID := map[string]bool{}
 	for i, f := range c.Fields {
@@ -138,7 +138,7 @@ func (e *Engine) validateFields(c *schema.Collection, old *Coll, d map[string]st
 			}
 		}
 		switch {
-		case f.Encrypted && e.keyring == nil:
+		case f.Encrypted && sc.e.keyring == nil:
 			d[key+".encrypted"] = "needs an encryption key: start the node with SVC_ENCRYPTION_KEY"
 		case f.Encrypted && f.Unique:
 			d[key+".encrypted"] = "unique and encrypted cannot both be set (each sealed value differs)"

@@ -11,8 +11,8 @@ import (
 )
 
 // Collections returns every collection, ordered by name.
-func (e *Engine) Collections() []*schema.Collection {
-	set := e.schema.Load()
+func (sc *Schema) Collections() []*schema.Collection {
+	set := sc.e.schema.Load()
 	out := make([]*schema.Collection, len(set.list))
 	for i, ci := range set.list {
 		out[i] = ci.Collection
@@ -21,8 +21,8 @@ func (e *Engine) Collections() []*schema.Collection {
 }
 
 // Collection returns one collection by name or id.
-func (e *Engine) Collection(nameOrID string) (*schema.Collection, error) {
-	ci := e.Coll(nameOrID)
+func (sc *Schema) Collection(nameOrID string) (*schema.Collection, error) {
+	ci := sc.e.Coll(nameOrID)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
@@ -99,7 +99,7 @@ func jsonKindName(t reflect.Type) string {
 }
 
 // CreateCollection validates and creates a collection from its JSON.
-func (e *Engine) CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error) {
+func (sc *Schema) CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error) {
 	var c schema.Collection
 	if err := decodeStrict(body, &c); err != nil {
 		return nil, 0, err
@@ -107,28 +107,28 @@ func (e *Engine) CreateCollection(ctx context.Context, body []byte) (*schema.Col
 	if c.Type == "" {
 		c.Type = schema.TypeBase
 	}
-	now := e.now().Unix()
+	now := sc.e.now().Unix()
 	c.ID = "col_" + NewID()
 	c.Created, c.Updated = now, now
 	if c.Fields == nil {
 		c.Fields = []*schema.Field{}
 	}
-	if verr := e.validateCollection(&c, nil); verr != nil {
+	if verr := sc.validateCollection(&c, nil); verr != nil {
 		return nil, 0, verr
 	}
 	var viewCols []string
 	if c.Type == schema.TypeView {
 		var verr *Error
-		if c.Fields, viewCols, verr = e.inferView(ctx, c.ViewQuery); verr != nil {
+		if c.Fields, viewCols, verr = sc.inferView(ctx, c.ViewQuery); verr != nil {
 			return nil, 0, verr
 		}
 		c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
 	}
-	_, idx, err := e.Propose(ctx, cmdCollectionCreate, collectionCreateCmd{Collection: c, ViewColumns: viewCols})
+	_, idx, err := sc.e.Propose(ctx, cmdCollectionCreate, collectionCreateCmd{Collection: c, ViewColumns: viewCols})
 	if err != nil {
 		return nil, idx, err
 	}
-	if ci := e.Coll(c.ID); ci != nil {
+	if ci := sc.e.Coll(c.ID); ci != nil {
 		return ci.Collection, idx, nil
 	}
 	return &c, idx, nil
@@ -137,9 +137,9 @@ func (e *Engine) CreateCollection(ctx context.Context, body []byte) (*schema.Col
 // UpdateCollection applies a partial change: any top-level member present
 // in the body replaces the current one. Renames and field changes migrate
 // the table in the same command.
-func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error) {
+func (sc *Schema) UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error) {
 	for attempt := 0; ; attempt++ {
-		old := e.Coll(nameOrID)
+		old := sc.e.Coll(nameOrID)
 		if old == nil {
 			return nil, 0, ErrNotFound
 		}
@@ -167,22 +167,22 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 			return nil, 0, err
 		}
 		c.ID, c.Created, c.Version = old.ID, old.Created, old.Version
-		c.Updated = max(e.now().Unix(), old.Updated)
+		c.Updated = max(sc.e.now().Unix(), old.Updated)
 		if c.Fields == nil {
 			c.Fields = []*schema.Field{}
 		}
-		if verr := e.validateCollection(&c, old); verr != nil {
+		if verr := sc.validateCollection(&c, old); verr != nil {
 			return nil, 0, verr
 		}
 		var viewCols []string
 		if c.Type == schema.TypeView {
 			var verr *Error
-			if c.Fields, viewCols, verr = e.inferView(ctx, c.ViewQuery); verr != nil {
+			if c.Fields, viewCols, verr = sc.inferView(ctx, c.ViewQuery); verr != nil {
 				return nil, 0, verr
 			}
 			c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
 		}
-		_, idx, err := e.Propose(ctx, cmdCollectionUpdate, collectionUpdateCmd{
+		_, idx, err := sc.e.Propose(ctx, cmdCollectionUpdate, collectionUpdateCmd{
 			ID: old.ID, Version: old.Version, Collection: c, ViewColumns: viewCols,
 		})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
@@ -191,7 +191,7 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 		if err != nil {
 			return nil, idx, err
 		}
-		if ci := e.Coll(old.ID); ci != nil {
+		if ci := sc.e.Coll(old.ID); ci != nil {
 			return ci.Collection, idx, nil
 		}
 		return &c, idx, nil
@@ -199,13 +199,13 @@ func (e *Engine) UpdateCollection(ctx context.Context, nameOrID string, body []b
 }
 
 // DeleteCollection drops a collection and its table.
-func (e *Engine) DeleteCollection(ctx context.Context, nameOrID string) (uint64, error) {
+func (sc *Schema) DeleteCollection(ctx context.Context, nameOrID string) (uint64, error) {
 	for attempt := 0; ; attempt++ {
-		ci := e.Coll(nameOrID)
+		ci := sc.e.Coll(nameOrID)
 		if ci == nil {
 			return 0, ErrNotFound
 		}
-		_, idx, err := e.Propose(ctx, cmdCollectionDelete, collectionDeleteCmd{ID: ci.ID, Version: ci.Version})
+		_, idx, err := sc.e.Propose(ctx, cmdCollectionDelete, collectionDeleteCmd{ID: ci.ID, Version: ci.Version})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}

@@ -46,17 +46,17 @@ func (e *Engine) register() {
 	RegisterResult[RotateResult](e, "rotate")
 
 	e.Command(cmdMigrate, "migrate", e.applyMigrate)
-	e.Command(cmdCollectionCreate, "collection.create", e.applyCollectionCreate)
-	e.Command(cmdCollectionUpdate, "collection.update", e.applyCollectionUpdate)
-	e.Command(cmdCollectionDelete, "collection.delete", e.applyCollectionDelete)
-	e.Command(cmdRecordCreate, "record.create", e.applyRecordCreate)
-	e.Command(cmdRecordUpdate, "record.update", e.applyRecordUpdate)
-	e.Command(cmdRecordDelete, "record.delete", e.applyRecordDelete)
+	e.Command(cmdCollectionCreate, "collection.create", e.ddl.applyCollectionCreate)
+	e.Command(cmdCollectionUpdate, "collection.update", e.ddl.applyCollectionUpdate)
+	e.Command(cmdCollectionDelete, "collection.delete", e.ddl.applyCollectionDelete)
+	e.Command(cmdRecordCreate, "record.create", e.recs.applyRecordCreate)
+	e.Command(cmdRecordUpdate, "record.update", e.recs.applyRecordUpdate)
+	e.Command(cmdRecordDelete, "record.delete", e.recs.applyRecordDelete)
 	e.Command(cmdSettingsPatch, "settings.patch", e.applySettingsPatch)
-	e.Command(cmdIndexCreate, "index.create", e.applyIndexCreate)
-	e.Command(cmdIndexDelete, "index.delete", e.applyIndexDelete)
+	e.Command(cmdIndexCreate, "index.create", e.ddl.applyIndexCreate)
+	e.Command(cmdIndexDelete, "index.delete", e.ddl.applyIndexDelete)
 	e.Command(cmdRotateKey, "key.rotate", e.applyRotateKey)
-	e.Command(cmdBatch, "record.batch", e.applyBatch)
+	e.Command(cmdBatch, "record.batch", e.recs.applyBatch)
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

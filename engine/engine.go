@@ -52,6 +52,9 @@ type Engine struct {
 	etagKey  atomic.Pointer[[]byte] // see etag.go
 
 	reg registries // module.go
+
+	recs *Records // services.go
+	ddl  *Schema
 }
 
 // New builds the engine and registers its command handlers on the store's
@@ -75,6 +78,7 @@ func New(opts Options) (*Engine, error) {
 		keyring:  opts.Keyring,
 		applied:  newApplyCache(),
 	}
+	e.recs, e.ddl = &Records{e: e}, &Schema{e: e}
 	e.reg.fsm = opts.Store.Registry()
 	e.register()
 	opts.Store.Observe(e.onEvents)

@@ -24,15 +24,15 @@ const (
 )
 
 // breached reports whether the range API lists plain.
-func (e *Engine) breached(plain string) bool {
-	out, err := e.outboundHTTP()
+func (rs *Records) breached(plain string) bool {
+	out, err := rs.e.outboundHTTP()
 	if err != nil {
-		e.log.Warn("password.hibp_check is on but this node has no outbound HTTP")
+		rs.e.log.Warn("password.hibp_check is on but this node has no outbound HTTP")
 		return false
 	}
 	sum := sha1.Sum([]byte(plain))
 	h := strings.ToUpper(hex.EncodeToString(sum[:]))
-	base := strings.TrimSpace(e.Setting("password.hibp_url"))
+	base := strings.TrimSpace(rs.e.Setting("password.hibp_url"))
 	if base == "" {
 		base = hibpDefaultURL
 	}
@@ -40,7 +40,7 @@ func (e *Engine) breached(plain string) bool {
 	defer cancel()
 	status, body, err := out.Get(ctx, base+h[:5], map[string]string{"Add-Padding": "true", "User-Agent": "svcd"})
 	if err != nil || status != 200 {
-		e.log.Warn("breached-password check unavailable; password accepted", "status", status, "err", err)
+		rs.e.log.Warn("breached-password check unavailable; password accepted", "status", status, "err", err)
 		return false
 	}
 	sc := bufio.NewScanner(bytes.NewReader(body))

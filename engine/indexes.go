@@ -36,13 +36,13 @@ type indexDeleteCmd struct {
 var managedIndexName = regexp.MustCompile(`^(idx|uniq)_[A-Za-z0-9_]{1,120}$`)
 
 // Indexes lists the managed indexes of a collection.
-func (e *Engine) Indexes(ctx context.Context, name string) ([]Index, error) {
-	ci := e.Coll(name)
+func (sc *Schema) Indexes(ctx context.Context, name string) ([]Index, error) {
+	ci := sc.e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
 	out := []Index{}
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := sc.e.store.View(ctx, func(r *fsm.Reader) error {
 		rows, err := r.Query(`SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND (name LIKE 'idx\_%' ESCAPE '\' OR name LIKE 'uniq\_%' ESCAPE '\') ORDER BY name`, ci.Name)
 		if err != nil {
 			return err
@@ -65,9 +65,9 @@ func (e *Engine) Indexes(ctx context.Context, name string) ([]Index, error) {
 }
 
 // CreateIndex adds an index on one field.
-func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique bool) (*Index, uint64, error) {
+func (sc *Schema) CreateIndex(ctx context.Context, name, field string, unique bool) (*Index, uint64, error) {
 	for attempt := 0; ; attempt++ {
-		ci := e.Coll(name)
+		ci := sc.e.Coll(name)
 		if ci == nil {
 			return nil, 0, ErrNotFound
 		}
@@ -88,7 +88,7 @@ func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique boo
 		if !managedIndexName.MatchString(ixName) {
 			return nil, 0, FieldError("field", "index name would be too long")
 		}
-		_, idx, err := e.Propose(ctx, cmdIndexCreate, indexCreateCmd{Coll: ci.ID, Ver: ci.Version, Field: field, Name: ixName, Unique: unique})
+		_, idx, err := sc.e.Propose(ctx, cmdIndexCreate, indexCreateCmd{Coll: ci.ID, Ver: ci.Version, Field: field, Name: ixName, Unique: unique})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
@@ -100,24 +100,24 @@ func (e *Engine) CreateIndex(ctx context.Context, name, field string, unique boo
 }
 
 // DeleteIndex drops a managed index.
-func (e *Engine) DeleteIndex(ctx context.Context, name, ixName string) (uint64, error) {
-	ci := e.Coll(name)
+func (sc *Schema) DeleteIndex(ctx context.Context, name, ixName string) (uint64, error) {
+	ci := sc.e.Coll(name)
 	if ci == nil {
 		return 0, ErrNotFound
 	}
 	if !managedIndexName.MatchString(ixName) {
 		return 0, Errorf(KindNotFound, "Only indexes named idx_... or uniq_... are managed")
 	}
-	_, idx, err := e.Propose(ctx, cmdIndexDelete, indexDeleteCmd{Coll: ci.ID, Ver: ci.Version, Name: ixName})
+	_, idx, err := sc.e.Propose(ctx, cmdIndexDelete, indexDeleteCmd{Coll: ci.ID, Ver: ci.Version, Name: ixName})
 	return idx, err
 }
 
-func (e *Engine) applyIndexCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (sc *Schema) applyIndexCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[indexCreateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
+	ci, err := sc.e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +135,12 @@ func (e *Engine) applyIndexCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, err
 }
 
-func (e *Engine) applyIndexDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (sc *Schema) applyIndexDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[indexDeleteCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
+	ci, err := sc.e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}

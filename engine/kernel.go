@@ -77,5 +77,5 @@ func (rd *Reading) Bypass(ci *Coll) bool { return rd.src.bypass(ci) }
 // does not exist or the view rule hides it. fields and expand are the
 // list parameters of that name ("" for none).
 func (rd *Reading) Record(ci *Coll, id, fields, expand string) (*Record, error) {
-	return rd.e.getRecordIn(rd.src, ci, id, fields, expand)
+	return rd.e.recs.getRecordIn(rd.src, ci, id, fields, expand)
 }

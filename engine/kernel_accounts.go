@@ -43,8 +43,8 @@ func DecodeBody(body []byte) (map[string]any, error) { return decodeBody(body) }
 
 // UpdateEnv is the rule environment of p's update of a record of ci with
 // body (the request's fields) and the prepared values.
-func (e *Engine) UpdateEnv(p Principal, ci *Coll, body, values map[string]any, now int64) *RuleEnv {
-	return e.envFor(p, ci, bodyEnv(ci, body, func(i int) any { return values[ci.fields[i].Name] }), now)
+func (rs *Records) UpdateEnv(p Principal, ci *Coll, body, values map[string]any, now int64) *RuleEnv {
+	return rs.e.envFor(p, ci, bodyEnv(ci, body, func(i int) any { return values[ci.fields[i].Name] }), now)
 }
 
 // PreWriteError is the part of a write decision that needs no row:
@@ -65,8 +65,8 @@ func UniqueViolationColumn(err error) string { return uniqueViolationColumn(err)
 // CreateAccount commits the creation of record id of auth collection ci
 // with values already in stored form (in RowFields order), as an admin
 // would (no create rule): the stored row.
-func (e *Engine) CreateAccount(ctx context.Context, ci *Coll, id string, now int64, values []any) (Row, uint64, error) {
-	res, idx, err := e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
+func (rs *Records) CreateAccount(ctx context.Context, ci *Coll, id string, now int64, values []any) (Row, uint64, error) {
+	res, idx, err := rs.e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
 		Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values,
 	})
 	if err != nil {

@@ -35,14 +35,14 @@ func (c *RecordCreate) UnmarshalJSON(b []byte) error {
 // none), every field's stored value with passwords hashed and autodates
 // set. The command keeps p as its actor and p's rule context without the
 // body (an admin's create is not judged by rules).
-func (e *Engine) PrepareAdminCreate(p Principal, ci *Coll, body map[string]any, now int64) (RecordCreate, *Error) {
-	id, values, verr := e.prepareCreate(ci, body, true, now)
+func (rs *Records) PrepareAdminCreate(p Principal, ci *Coll, body map[string]any, now int64) (RecordCreate, *Error) {
+	id, values, verr := rs.prepareCreate(ci, body, true, now)
 	if verr != nil {
 		return RecordCreate{}, verr
 	}
 	return RecordCreate{cmd: recordCreateCmd{
 		Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values,
-		Env: e.envFor(p, ci, nil, now), Actor: actorOf(p),
+		Env: rs.e.envFor(p, ci, nil, now), Actor: actorOf(p),
 	}}, nil
 }
 
@@ -50,9 +50,9 @@ func (e *Engine) PrepareAdminCreate(p Principal, ci *Coll, body map[string]any, 
 // applies it (relations, unique values, the create rule, the record-write
 // hooks). ci is the collection CollForApply returned for the module's
 // command; it replaces the collection and version c was prepared for.
-func (e *Engine) ApplyRecordCreate(tx *fsm.Tx, ci *Coll, c *RecordCreate) error {
+func (rs *Records) ApplyRecordCreate(tx *fsm.Tx, ci *Coll, c *RecordCreate) error {
 	c.cmd.Coll, c.cmd.Ver = ci.ID, ci.Version
-	_, err := e.recordCreate(tx, &c.cmd)
+	_, err := rs.recordCreate(tx, &c.cmd)
 	return err
 }
 

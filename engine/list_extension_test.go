@@ -58,14 +58,14 @@ func TestListWithoutSearcher(t *testing.T) {
 	e := bareCore(t)
 	ctx := context.Background()
 	admin := engine.Principal{Kind: engine.AdminPrincipal, ID: "a1", Role: engine.RoleOwner}
-	if _, _, err := e.CreateCollection(ctx, []byte(`{"name":"posts","type":"base","view_rule":"","create_rule":"",
+	if _, _, err := e.Schema().CreateCollection(ctx, []byte(`{"name":"posts","type":"base","view_rule":"","create_rule":"",
 		"fields":[{"name":"title","type":"text","searchable":true},{"name":"emb","type":"vector","dimensions":2}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.CreateRecord(ctx, admin, "posts", []byte(`{"title":"hello world","emb":[1,0]}`)); err != nil {
+	if _, _, err := e.Records().CreateRecord(ctx, admin, "posts", []byte(`{"title":"hello world","emb":[1,0]}`)); err != nil {
 		t.Fatal(err)
 	}
-	list, err := e.ListRecords(ctx, admin, "posts", engine.ListQuery{Search: "  "})
+	list, err := e.Records().ListRecords(ctx, admin, "posts", engine.ListQuery{Search: "  "})
 	if err != nil || list.TotalItems != 1 {
 		t.Fatalf("plain list (blank search): %v, %+v", err, list)
 	}
@@ -78,7 +78,7 @@ func TestListWithoutSearcher(t *testing.T) {
 		{"nearVector", engine.ListQuery{HasNear: true, NearVector: "[1,0]"}, "nearVector parameter is not supported"},
 	} {
 		for _, p := range []engine.Principal{admin, {Kind: engine.Anonymous}} {
-			_, err := e.ListRecords(ctx, p, "posts", tc.q)
+			_, err := e.Records().ListRecords(ctx, p, "posts", tc.q)
 			de := engine.AsError(err)
 			if de == nil || de.Kind != engine.KindBadRequest || !strings.Contains(de.Message, tc.want) {
 				t.Errorf("%s as %v: %v, want a bad request (400) saying %q", tc.name, p.Kind, err, tc.want)

@@ -50,7 +50,7 @@ func (e *Engine) replicaSource(r *fsm.Reader, p Principal) *readSource {
 		queryRow: func(q string, args ...any) rowScanner { return r.QueryRow(q, args...) },
 		coll:     e.Coll,
 		res:      e.schema.Load(),
-		env:      func(forRule bool) *filter.Env { return e.readEnv(p, forRule) },
+		env:      func(forRule bool) *filter.Env { return e.recs.readEnv(p, forRule) },
 	}
 }
 

@@ -56,7 +56,7 @@ func (e *Engine) RealtimeView(p Principal, ch *RecordChange) *RealtimeRecord {
 	if rule == nil {
 		return nil // a rule that does not parse admits nobody
 	}
-	if !r.holds(rule, e.readEnv(p, true)) {
+	if !r.holds(rule, e.recs.readEnv(p, true)) {
 		return nil
 	}
 	return r
@@ -94,7 +94,7 @@ func (e *Engine) holdsNow(ci *Coll, ex filter.Expr, env *filter.Env, id any) boo
 // principal may read (hidden fields only for admins); one that reads other
 // records is checked by the database (see holds).
 func (r *RealtimeRecord) Match(f filter.Expr) bool {
-	return r.holds(f, r.e.readEnv(r.p, false))
+	return r.holds(f, r.e.recs.readEnv(r.p, false))
 }
 
 // Variant names the rendering: changes viewed with the same variant render

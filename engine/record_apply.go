@@ -115,12 +115,12 @@ func storedFromCommand(col schema.Column, v any) (any, error) {
 	return nil, fmt.Errorf("%w: value %T does not fit a %s column", fsm.ErrHalt, v, col)
 }
 
-func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (rs *Records) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[recordCreateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	row, err := e.recordCreate(tx, c)
+	row, err := rs.recordCreate(tx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +129,8 @@ func (e *Engine) applyRecordCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 
 // recordCreate applies one create (alone or as a batch entry) and returns
 // the stored row.
-func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
-	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
+func (rs *Records) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
+	ci, err := rs.e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 		}
 		args = append(args, v)
 	}
-	if err := e.checkRelations(tx, ci, func(i int) any { return c.Values[i] }); err != nil {
+	if err := rs.checkRelations(tx, ci, func(i int) any { return c.Values[i] }); err != nil {
 		return nil, err
 	}
 	row, err := ci.scanRow(tx.QueryRow(ci.insertSQL, args...).Scan)
@@ -161,13 +161,13 @@ func (e *Engine) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 	}
 	// The create rule sees the new record as it would be stored; refusing
 	// rolls the insert back with the command.
-	if ok, err := e.ruleHolds(tx, ci, ci.CreateRule, c.Admin, c.Env, c.ID); err != nil || !ok {
+	if ok, err := rs.e.ruleHolds(tx, ci, ci.CreateRule, c.Admin, c.Env, c.ID); err != nil || !ok {
 		if err != nil {
 			return nil, err
 		}
 		return nil, ErrForbidden
 	}
-	if err := e.RecordWritten(tx, EvRecordCreate, ci, row, c.Now, c.Actor); err != nil {
+	if err := rs.e.RecordWritten(tx, EvRecordCreate, ci, row, c.Now, c.Actor); err != nil {
 		return nil, err
 	}
 	return row, nil
@@ -195,7 +195,7 @@ func uniqueError(ci *Coll, err error) error {
 
 // checkRelations verifies that every referenced record exists now; value
 // returns the command's value of field i (nil when absent).
-func (e *Engine) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) error {
+func (rs *Records) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) error {
 	for i, f := range ci.fields {
 		if f.Type != schema.FieldRelation {
 			continue
@@ -242,7 +242,7 @@ func (e *Engine) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) err
 
 // loadRowForWrite reads the current row and applies the visibility and
 // write rules and the If-Match precondition.
-func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, rule *string, ifMatch string, env *ruleEnv) ([]any, error) {
+func (rs *Records) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, rule *string, ifMatch string, env *ruleEnv) ([]any, error) {
 	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -250,7 +250,7 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, ru
 	if err != nil {
 		return nil, err
 	}
-	if err := e.WriteRuleError(tx, ci, rule, admin, env, id); err != nil {
+	if err := rs.WriteRuleError(tx, ci, rule, admin, env, id); err != nil {
 		return nil, err
 	}
 	if ifMatch != "" {
@@ -267,20 +267,20 @@ func (e *Engine) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, ru
 
 // WriteRuleError decides, at apply time, an update or delete of record id
 // of ci by a non-admin under rule (as the record commands do).
-func (e *Engine) WriteRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) error {
+func (rs *Records) WriteRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) error {
 	if err := preWriteError(ci, rule, admin); err != nil {
 		return err
 	}
 	if admin {
 		return nil
 	}
-	if ok, err := e.ruleHolds(tx, ci, ci.ViewRule, false, env, id); err != nil || !ok {
+	if ok, err := rs.e.ruleHolds(tx, ci, ci.ViewRule, false, env, id); err != nil || !ok {
 		if err != nil {
 			return err
 		}
 		return ErrNotFound
 	}
-	if ok, err := e.ruleHolds(tx, ci, rule, false, env, id); err != nil || !ok {
+	if ok, err := rs.e.ruleHolds(tx, ci, rule, false, env, id); err != nil || !ok {
 		if err != nil {
 			return err
 		}
@@ -315,12 +315,12 @@ func ETagMatches(header, current string) bool {
 	return false
 }
 
-func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (rs *Records) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[recordUpdateCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	row, err := e.recordUpdate(tx, c)
+	row, err := rs.recordUpdate(tx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -329,15 +329,15 @@ func (e *Engine) applyRecordUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 
 // recordUpdate applies one update (alone or as a batch entry) and returns
 // the stored row.
-func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
-	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
+func (rs *Records) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
+	ci, err := rs.e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return nil, err
 	}
 	if ci.Type == schema.TypeView {
 		return nil, errViewWrite
 	}
-	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.UpdateRule, c.IfMatch, c.Env)
+	old, err := rs.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.UpdateRule, c.IfMatch, c.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	updated := max(c.Now, prev+1)
 	sets := []string{"updated = ?"}
 	args := []any{updated}
-	sets, args, err = e.ValueSets(tx, ci, c.Values, sets, args)
+	sets, args, err = rs.ValueSets(tx, ci, c.Values, sets, args)
 	if err != nil {
 		return nil, err
 	}
@@ -358,40 +358,40 @@ func (e *Engine) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	if err != nil {
 		return nil, uniqueError(ci, err)
 	}
-	if err := e.RecordWritten(tx, EvRecordUpdate, ci, row, updated, c.Actor); err != nil {
+	if err := rs.e.RecordWritten(tx, EvRecordUpdate, ci, row, updated, c.Actor); err != nil {
 		return nil, err
 	}
 	return row, nil
 }
 
-func (e *Engine) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (rs *Records) applyRecordDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := decodeCmd[recordDeleteCmd](cmd)
 	if err != nil {
 		return nil, err
 	}
-	return nil, e.recordDelete(tx, c)
+	return nil, rs.recordDelete(tx, c)
 }
 
 // recordDelete applies one delete (alone or as a batch entry).
-func (e *Engine) recordDelete(tx *fsm.Tx, c *recordDeleteCmd) error {
-	ci, err := e.CollForApply(tx, c.Coll, c.Ver)
+func (rs *Records) recordDelete(tx *fsm.Tx, c *recordDeleteCmd) error {
+	ci, err := rs.e.CollForApply(tx, c.Coll, c.Ver)
 	if err != nil {
 		return err
 	}
 	if ci.Type == schema.TypeView {
 		return errViewWrite
 	}
-	old, err := e.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.DeleteRule, c.IfMatch, c.Env)
+	old, err := rs.loadRowForWrite(tx, ci, c.ID, c.Admin, ci.DeleteRule, c.IfMatch, c.Env)
 	if err != nil {
 		return err
 	}
-	d := &deletion{e: e, tx: tx, now: c.Now, actor: c.Actor, seen: map[string]bool{}}
+	d := &deletion{e: rs.e, tx: tx, now: c.Now, actor: c.Actor, seen: map[string]bool{}}
 	return d.delete(ci, old)
 }
 
 // ValueSets appends the "col = ?" fragments and arguments that store
 // values (from PrepareUpdate) in a record of ci.
-func (e *Engine) ValueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []string, args []any) ([]string, []any, error) {
+func (rs *Records) ValueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []string, args []any) ([]string, []any, error) {
 	for _, f := range ci.fields {
 		raw, ok := values[f.Name]
 		if !ok {
@@ -404,7 +404,7 @@ func (e *Engine) ValueSets(tx *fsm.Tx, ci *Coll, values map[string]any, sets []s
 		sets = append(sets, f.col+" = ?")
 		args = append(args, v)
 	}
-	if err := e.checkRelations(tx, ci, func(i int) any { return values[ci.fields[i].Name] }); err != nil {
+	if err := rs.checkRelations(tx, ci, func(i int) any { return values[ci.fields[i].Name] }); err != nil {
 		return nil, nil, err
 	}
 	return sets, args, nil

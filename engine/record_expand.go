@@ -44,12 +44,12 @@ func parseExpand(s string) *expandTree {
 // expand returns, for each row, the JSON object of its expanded relations
 // (nil when nothing was expanded). Each expanded record is filtered by its
 // own collection's view rule, as a read from src.
-func (e *Engine) expand(src *readSource, ci *Coll, rows [][]any, param string) ([][]byte, error) {
+func (rs *Records) expand(src *readSource, ci *Coll, rows [][]any, param string) ([][]byte, error) {
 	out := make([][]byte, len(rows))
 	if strings.TrimSpace(param) == "" || len(rows) == 0 {
 		return out, nil
 	}
-	members, err := e.expandLevel(src, ci, rows, parseExpand(param))
+	members, err := rs.expandLevel(src, ci, rows, parseExpand(param))
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ type expandMember struct {
 }
 
 // expandLevel expands the keys of tree for rows of ci.
-func (e *Engine) expandLevel(src *readSource, ci *Coll, rows [][]any, tree *expandTree) ([][]expandMember, error) {
+func (rs *Records) expandLevel(src *readSource, ci *Coll, rows [][]any, tree *expandTree) ([][]expandMember, error) {
 	members := make([][]expandMember, len(rows))
 	if len(rows) == 0 {
 		return members, nil // a level that found nothing has nothing below it
@@ -91,9 +91,9 @@ func (e *Engine) expandLevel(src *readSource, ci *Coll, rows [][]any, tree *expa
 	for _, key := range tree.keys {
 		var err error
 		if fi := ci.fieldByName(key); fi != nil && fi.Type == schema.FieldRelation && (!fi.Hidden || src.bypass(ci)) {
-			err = e.expandForward(src, ci, rows, fi, key, tree.children[key], members)
+			err = rs.expandForward(src, ci, rows, fi, key, tree.children[key], members)
 		} else if coll, field, ok := splitVia(key); ok {
-			err = e.expandBack(src, ci, rows, coll, field, key, tree.children[key], members)
+			err = rs.expandBack(src, ci, rows, coll, field, key, tree.children[key], members)
 		}
 		if err != nil {
 			return nil, err
@@ -136,7 +136,7 @@ func relationIDs(f *FieldInfo, v any) []string {
 // fetchVisible reads records of target matching extra (a condition with
 // its args) that p may view, with their own expansion applied, keyed by id
 // in query order.
-func (e *Engine) fetchVisible(src *readSource, target *Coll, extra string, extraArgs []any, sub *expandTree) ([][]any, map[string][]byte, error) {
+func (rs *Records) fetchVisible(src *readSource, target *Coll, extra string, extraArgs []any, sub *expandTree) ([][]any, map[string][]byte, error) {
 	conds, args, deny, err := readCond(src, target, "")
 	if errAdmin := AsError(err); errAdmin != nil && errAdmin.Kind == KindForbidden {
 		return nil, nil, nil // not viewable: not expanded
@@ -168,7 +168,7 @@ func (e *Engine) fetchVisible(src *readSource, target *Coll, extra string, extra
 	}
 	var nested [][]byte
 	if sub != nil && len(sub.keys) > 0 {
-		m, err := e.expandLevel(src, target, found, sub)
+		m, err := rs.expandLevel(src, target, found, sub)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -192,7 +192,7 @@ func placeholders(n int) string {
 	return "?" + strings.Repeat(", ?", n-1)
 }
 
-func (e *Engine) expandForward(src *readSource, ci *Coll, rows [][]any, f *FieldInfo, key string, sub *expandTree, members [][]expandMember) error {
+func (rs *Records) expandForward(src *readSource, ci *Coll, rows [][]any, f *FieldInfo, key string, sub *expandTree, members [][]expandMember) error {
 	target := src.coll(f.Collection)
 	if target == nil {
 		return nil
@@ -216,7 +216,7 @@ func (e *Engine) expandForward(src *readSource, ci *Coll, rows [][]any, f *Field
 	for i, id := range ids {
 		args[i] = id
 	}
-	_, byID, err := e.fetchVisible(src, target, "_r.id IN ("+placeholders(len(ids))+")", args, sub)
+	_, byID, err := rs.fetchVisible(src, target, "_r.id IN ("+placeholders(len(ids))+")", args, sub)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (e *Engine) expandForward(src *readSource, ci *Coll, rows [][]any, f *Field
 	return nil
 }
 
-func (e *Engine) expandBack(src *readSource, ci *Coll, rows [][]any, collName, fieldName, key string, sub *expandTree, members [][]expandMember) error {
+func (rs *Records) expandBack(src *readSource, ci *Coll, rows [][]any, collName, fieldName, key string, sub *expandTree, members [][]expandMember) error {
 	target := src.coll(collName)
 	if target == nil {
 		return nil
@@ -261,7 +261,7 @@ func (e *Engine) expandBack(src *readSource, ci *Coll, rows [][]any, collName, f
 	if f.Multiple {
 		cond = "EXISTS (SELECT 1 FROM json_each(_r." + f.col + ") WHERE value IN (" + placeholders(len(parents)) + "))"
 	}
-	found, byID, err := e.fetchVisible(src, target, cond, parents, sub)
+	found, byID, err := rs.fetchVisible(src, target, cond, parents, sub)
 	if err != nil {
 		return err
 	}

@@ -83,8 +83,8 @@ func asString(v any) string {
 	return ""
 }
 
-func (e *Engine) record(ci *Coll, row []any, admin bool) *Record {
-	return &Record{JSON: ci.appendRecord(make([]byte, 0, 256), row, admin, nil), ETag: e.etag(ci, row)}
+func (rs *Records) record(ci *Coll, row []any, admin bool) *Record {
+	return &Record{JSON: ci.appendRecord(make([]byte, 0, 256), row, admin, nil), ETag: rs.e.etag(ci, row)}
 }
 
 // scanRow scans one row of ci.selectCols.

@@ -6,7 +6,7 @@ import "strconv"
 // filter, search) are ranked by the search provider (near) and the best
 // ones returned in one page, best first, each with "_score". sort, page
 // and perPage do not apply.
-func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, near NearSearch, conds []string, args []any, deny bool) (*RecordList, error) {
+func (rs *Records) listNear(src *readSource, ci *Coll, q ListQuery, near NearSearch, conds []string, args []any, deny bool) (*RecordList, error) {
 	out := &RecordList{Page: 1, PerPage: near.Limit(), TotalItems: -1, TotalPages: -1, Vector: &VectorInfo{}}
 	var ranked []Ranked
 	if !deny {
@@ -60,7 +60,7 @@ func (e *Engine) listNear(src *readSource, ci *Coll, q ListQuery, near NearSearc
 			scores = append(scores, r.Score)
 		}
 	}
-	exp, err := e.expand(src, ci, page, q.Expand)
+	exp, err := rs.expand(src, ci, page, q.Expand)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // prepareCreate validates a create body against ci and returns the record id
 // and the stored value of every field, with passwords hashed and autodates
 // filled: everything the handler needs, nothing it must compute.
-func (e *Engine) prepareCreate(ci *Coll, body map[string]any, admin bool, now int64) (string, []any, *Error) {
+func (rs *Records) prepareCreate(ci *Coll, body map[string]any, admin bool, now int64) (string, []any, *Error) {
 	d := map[string]string{}
 	id := ""
 	switch v := body["id"].(type) {
@@ -39,7 +39,7 @@ func (e *Engine) prepareCreate(ci *Coll, body map[string]any, admin bool, now in
 			}
 			continue
 		}
-		stored, msg := e.normalize(f, in)
+		stored, msg := rs.normalize(f, in)
 		if msg == "" && f.system && f.Name == "password" && stored == nil {
 			msg = "cannot be blank"
 		}
@@ -57,7 +57,7 @@ func (e *Engine) prepareCreate(ci *Coll, body map[string]any, admin bool, now in
 
 // PrepareUpdate validates the fields present in a patch body of a record
 // of ci, as a record update does: the stored values to set.
-func (e *Engine) PrepareUpdate(ci *Coll, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
+func (rs *Records) PrepareUpdate(ci *Coll, body map[string]any, admin bool, now int64) (map[string]any, *Error) {
 	d := map[string]string{}
 	values := map[string]any{}
 	for _, f := range ci.fields {
@@ -76,7 +76,7 @@ func (e *Engine) PrepareUpdate(ci *Coll, body map[string]any, admin bool, now in
 				continue
 			}
 		}
-		stored, msg := e.normalize(f, in)
+		stored, msg := rs.normalize(f, in)
 		if msg == "" && f.system && f.Name == "password" && stored == nil {
 			msg = "cannot be blank"
 		}
@@ -114,21 +114,21 @@ func systemFieldWritable(f *FieldInfo, admin bool) bool {
 }
 
 // normalize validates one value and hashes passwords.
-func (e *Engine) normalize(f *FieldInfo, in any) (any, string) {
+func (rs *Records) normalize(f *FieldInfo, in any) (any, string) {
 	stored, msg := schema.NormalizeValue(f.Field, in)
 	if msg == "" && stored != nil && f.Encrypted {
-		return e.seal(stored)
+		return rs.e.seal(stored)
 	}
 	if msg != "" || stored == nil || f.Type != schema.FieldPassword {
 		return stored, msg
 	}
 	plain, _ := stored.(string)
 	if f.system {
-		if msg := e.CheckPasswordPolicy(plain); msg != "" {
+		if msg := rs.CheckPasswordPolicy(plain); msg != "" {
 			return nil, msg
 		}
 	}
-	h, err := password.Hash(plain, e.pwParams)
+	h, err := password.Hash(plain, rs.e.pwParams)
 	if err != nil {
 		return nil, "could not be stored"
 	}
@@ -137,8 +137,8 @@ func (e *Engine) normalize(f *FieldInfo, in any) (any, string) {
 
 // CheckPasswordPolicy applies the password.* settings to an account
 // password: "" when it passes, else why not.
-func (e *Engine) CheckPasswordPolicy(p string) string {
-	minLen, _ := strconv.Atoi(e.Setting("password.min_length"))
+func (rs *Records) CheckPasswordPolicy(p string) string {
+	minLen, _ := strconv.Atoi(rs.e.Setting("password.min_length"))
 	minLen = max(minLen, 8)
 	if n := len([]rune(p)); n < minLen {
 		return fmt.Sprintf("must be at least %d characters", minLen)
@@ -158,14 +158,14 @@ func (e *Engine) CheckPasswordPolicy(p string) string {
 	}
 	var missing []string
 	for _, c := range checks {
-		if e.SettingBool(c.key) && strings.IndexFunc(p, c.ok) < 0 {
+		if rs.e.SettingBool(c.key) && strings.IndexFunc(p, c.ok) < 0 {
 			missing = append(missing, c.what)
 		}
 	}
 	if len(missing) > 0 {
 		return "must contain " + strings.Join(missing, ", ")
 	}
-	if e.SettingBool("password.hibp_check") && e.breached(p) {
+	if rs.e.SettingBool("password.hibp_check") && rs.breached(p) {
 		return "appears in a known data breach; choose another"
 	}
 	return ""

@@ -14,9 +14,9 @@ import (
 // readEnv is the context of a read on this replica now. For the view rule
 // (written by admins) hidden fields and every collection are readable; for
 // a caller's own filter only what the caller may read (Principal.filterEnv).
-func (e *Engine) readEnv(p Principal, forRule bool) *filter.Env {
+func (rs *Records) readEnv(p Principal, forRule bool) *filter.Env {
 	env := &filter.Env{
-		Now: e.now().UTC(), Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p),
+		Now: rs.e.now().UTC(), Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p),
 		Headers: p.Request.Headers, Query: p.Request.Query, AllowHidden: forRule,
 	}
 	if forRule {
@@ -64,22 +64,22 @@ func whereClause(conds []string) string {
 
 // GetRecord reads one record from this replica; fields, when not empty,
 // projects it like a list's fields parameter; expand expands relations.
-func (e *Engine) GetRecord(ctx context.Context, p Principal, name, id, fields, expand string) (*Record, error) {
-	ci := e.Coll(name)
+func (rs *Records) GetRecord(ctx context.Context, p Principal, name, id, fields, expand string) (*Record, error) {
+	ci := rs.e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
 	var rec *Record
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := rs.e.store.View(ctx, func(r *fsm.Reader) error {
 		var err error
-		rec, err = e.getRecordIn(e.replicaSource(r, p), ci, id, fields, expand)
+		rec, err = rs.getRecordIn(rs.e.replicaSource(r, p), ci, id, fields, expand)
 		return err
 	})
 	return rec, err
 }
 
 // getRecordIn reads record id of ci from src.
-func (e *Engine) getRecordIn(src *readSource, ci *Coll, id, fields, expand string) (*Record, error) {
+func (rs *Records) getRecordIn(src *readSource, ci *Coll, id, fields, expand string) (*Record, error) {
 	conds, args, deny, err := readCond(src, ci, "")
 	if err != nil {
 		return nil, err
@@ -96,32 +96,32 @@ func (e *Engine) getRecordIn(src *readSource, ci *Coll, id, fields, expand strin
 	if err != nil {
 		return nil, err
 	}
-	exp, err := e.expand(src, ci, [][]any{row}, expand)
+	exp, err := rs.expand(src, ci, [][]any{row}, expand)
 	if err != nil {
 		return nil, err
 	}
-	rec := &Record{ETag: e.etag(ci, row)}
+	rec := &Record{ETag: rs.e.etag(ci, row)}
 	rec.JSON = ci.appendRecordExpanded(make([]byte, 0, 256), row, src.bypass(ci), parseProjection(fields), exp[0])
 	return rec, nil
 }
 
 // ListRecords reads one page of a collection from this replica.
-func (e *Engine) ListRecords(ctx context.Context, p Principal, name string, q ListQuery) (*RecordList, error) {
-	ci := e.Coll(name)
+func (rs *Records) ListRecords(ctx context.Context, p Principal, name string, q ListQuery) (*RecordList, error) {
+	ci := rs.e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
 	var out *RecordList
-	err := e.store.View(ctx, func(r *fsm.Reader) error {
+	err := rs.e.store.View(ctx, func(r *fsm.Reader) error {
 		var err error
-		out, err = e.listRecordsIn(e.replicaSource(r, p), ci, q)
+		out, err = rs.listRecordsIn(rs.e.replicaSource(r, p), ci, q)
 		return err
 	})
 	return out, err
 }
 
 // listRecordsIn reads one page of ci from src.
-func (e *Engine) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*RecordList, error) {
+func (rs *Records) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*RecordList, error) {
 	admin := src.bypass(ci)
 	if q.Page < 1 || q.CursorMode {
 		q.Page = 1
@@ -139,7 +139,7 @@ func (e *Engine) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*RecordL
 	if err != nil {
 		return nil, err
 	}
-	s, err := e.searcherFor(&q)
+	s, err := rs.e.searcherFor(&q)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*RecordL
 		}
 	}
 	if near != nil {
-		return e.listNear(src, ci, q, near, conds, args, deny)
+		return rs.listNear(src, ci, q, near, conds, args, deny)
 	}
 	if deny {
 		out.Data = []byte("[]")
@@ -221,7 +221,7 @@ func (e *Engine) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*RecordL
 		page = page[:q.PerPage]
 		out.NextCursor = key.token(page[len(page)-1])
 	}
-	exp, err := e.expand(src, ci, page, q.Expand)
+	exp, err := rs.expand(src, ci, page, q.Expand)
 	if err != nil {
 		return nil, err
 	}

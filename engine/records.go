@@ -8,8 +8,8 @@ import (
 )
 
 // writable returns the collection for a record write, or the error.
-func (e *Engine) writable(name string) (*Coll, error) {
-	ci := e.Coll(name)
+func (rs *Records) writable(name string) (*Coll, error) {
+	ci := rs.e.Coll(name)
 	if ci == nil {
 		return nil, ErrNotFound
 	}
@@ -53,13 +53,13 @@ func writeRights(p Principal, ci *Coll) (admin bool, err error) {
 }
 
 // CreateRecord validates body and creates a record in collection name.
-func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, body []byte) (*Record, uint64, error) {
+func (rs *Records) CreateRecord(ctx context.Context, p Principal, name string, body []byte) (*Record, uint64, error) {
 	in, err := decodeBody(body)
 	if err != nil {
 		return nil, 0, err
 	}
 	for attempt := 0; ; attempt++ {
-		ci, err := e.writable(name)
+		ci, err := rs.writable(name)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -70,13 +70,13 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		if !admin && ci.CreateRule == nil {
 			return nil, 0, ErrAdminOnly
 		}
-		now := e.now().Unix()
-		id, values, verr := e.prepareCreate(ci, in, admin, now)
+		now := rs.e.now().Unix()
+		id, values, verr := rs.prepareCreate(ci, in, admin, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
-		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
-		res, idx, err := e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
+		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
+		res, idx, err := rs.e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
 		})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
@@ -85,19 +85,19 @@ func (e *Engine) CreateRecord(ctx context.Context, p Principal, name string, bod
 		if err != nil {
 			return nil, idx, err
 		}
-		return e.record(ci, res.(Row), admin), idx, nil
+		return rs.record(ci, res.(Row), admin), idx, nil
 	}
 }
 
 // UpdateRecord applies a partial change. ifMatch, when set, must match the
 // record's current ETag at apply time.
-func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string, body []byte, ifMatch string) (*Record, uint64, error) {
+func (rs *Records) UpdateRecord(ctx context.Context, p Principal, name, id string, body []byte, ifMatch string) (*Record, uint64, error) {
 	in, err := decodeBody(body)
 	if err != nil {
 		return nil, 0, err
 	}
 	for attempt := 0; ; attempt++ {
-		ci, err := e.writable(name)
+		ci, err := rs.writable(name)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -110,17 +110,17 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err := preWriteError(ci, ci.UpdateRule, admin); err != nil {
 			return nil, 0, err
 		}
-		now := e.now().Unix()
-		values, verr := e.PrepareUpdate(ci, in, admin, now)
+		now := rs.e.now().Unix()
+		values, verr := rs.PrepareUpdate(ci, in, admin, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
-		env := e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
-		was, err := e.verifyOldPassword(ctx, ci, id, in, admin, env)
+		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
+		was, err := rs.verifyOldPassword(ctx, ci, id, in, admin, env)
 		if err != nil {
 			return nil, 0, err
 		}
-		res, idx, err := e.Propose(ctx, cmdRecordUpdate, recordUpdateCmd{
+		res, idx, err := rs.e.Propose(ctx, cmdRecordUpdate, recordUpdateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
 			Account: true, PasswordWas: was,
 		})
@@ -130,14 +130,14 @@ func (e *Engine) UpdateRecord(ctx context.Context, p Principal, name, id string,
 		if err != nil {
 			return nil, idx, err
 		}
-		return e.record(ci, res.(Row), admin), idx, nil
+		return rs.record(ci, res.(Row), admin), idx, nil
 	}
 }
 
 // DeleteRecord deletes one record.
-func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatch string) (uint64, error) {
+func (rs *Records) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatch string) (uint64, error) {
 	for attempt := 0; ; attempt++ {
-		ci, err := e.writable(name)
+		ci, err := rs.writable(name)
 		if err != nil {
 			return 0, err
 		}
@@ -148,10 +148,10 @@ func (e *Engine) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatc
 		if err := preWriteError(ci, ci.DeleteRule, admin); err != nil {
 			return 0, err
 		}
-		now := e.now().Unix()
-		_, idx, err := e.Propose(ctx, cmdRecordDelete, recordDeleteCmd{
+		now := rs.e.now().Unix()
+		_, idx, err := rs.e.Propose(ctx, cmdRecordDelete, recordDeleteCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, IfMatch: ifMatch, Now: now,
-			Env: e.envFor(p, ci, nil, now), Actor: actorOf(p),
+			Env: rs.e.envFor(p, ci, nil, now), Actor: actorOf(p),
 		})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue

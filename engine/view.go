@@ -12,11 +12,11 @@ import (
 // fields from the columns it yields. The query must be one SELECT (it is
 // wrapped as a subquery, so anything else is a syntax error), must yield an
 // id column, and may not read internal tables.
-func (e *Engine) inferView(ctx context.Context, query string) ([]*schema.Field, []string, *Error) {
+func (sc *Schema) inferView(ctx context.Context, query string) ([]*schema.Field, []string, *Error) {
 	q := strings.TrimSuffix(strings.TrimSpace(query), ";")
-	set := e.schema.Load()
+	set := sc.e.schema.Load()
 	deny := func(table, column string) bool { return privateColumn(set, table, column) }
-	probed, err := e.store.ProbeSelect(ctx, q, deny)
+	probed, err := sc.e.store.ProbeSelect(ctx, q, deny)
 	if err != nil {
 		return nil, nil, FieldError("view_query", "invalid query: "+err.Error())
 	}

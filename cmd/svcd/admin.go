@@ -49,7 +49,7 @@ func runAdmin(args []string) error {
 	if err := st.WaitReady(ctx); err != nil {
 		return fmt.Errorf("node not ready: %w", err)
 	}
-	if _, _, err := st.Auth.CreateOwner(ctx, email, password); err != nil {
+	if _, _, err := st.Auth.Admins().CreateOwner(ctx, email, password); err != nil {
 		return fmt.Errorf("create admin: %s", describe(err))
 	}
 	fmt.Printf("admin %s created (owner)\n", email)

@@ -52,7 +52,7 @@ func listenAdminSocket(dataDir string, st *stack.Stack, log *slog.Logger) (*sock
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		a, _, err := st.Auth.CreateOwner(r.Context(), c.Email, c.Password)
+		a, _, err := st.Auth.Admins().CreateOwner(r.Context(), c.Email, c.Password)
 		if err != nil {
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			fmt.Fprint(w, describe(err))

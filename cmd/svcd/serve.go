@@ -123,7 +123,7 @@ func printBanner(cfg *config, st *stack.Stack, addr string, readyErr error) {
 	if readyErr != nil {
 		fmt.Fprintf(os.Stderr, "  WARNING: not ready yet: %v\n", readyErr)
 	}
-	if !st.Auth.HasAdmin() {
+	if !st.Auth.Admins().HasAdmin() {
 		fmt.Fprintf(os.Stderr, "\nNo admin exists yet. Create the first one with either:\n")
 		fmt.Fprintf(os.Stderr, "  svcd admin create you@example.com 'a-long-password'\n")
 		fmt.Fprintf(os.Stderr, "  curl -X POST http://%s/api/v1/admin/setup -H 'Content-Type: application/json' \\\n", host)

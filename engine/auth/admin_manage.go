@@ -24,8 +24,8 @@ var (
 )
 
 // Admins lists every admin, by email.
-func (au *Auth) Admins() []*Admin {
-	set := au.admins.Load()
+func (ad *Admins) Admins() []*Admin {
+	set := ad.au.admins.Load()
 	out := make([]*Admin, 0, len(set.byID))
 	for _, a := range set.byID {
 		out = append(out, a)
@@ -36,19 +36,19 @@ func (au *Auth) Admins() []*Admin {
 
 // CreateAdmin adds an admin; role defaults to editor and may not exceed
 // the caller's.
-func (au *Auth) CreateAdmin(ctx context.Context, caller engine.Principal, email, plain, role string) (*Admin, uint64, error) {
-	cmd, verr := au.prepareAdmin(email, plain, role, false)
+func (ad *Admins) CreateAdmin(ctx context.Context, caller engine.Principal, email, plain, role string) (*Admin, uint64, error) {
+	cmd, verr := ad.prepareAdmin(email, plain, role, false)
 	if verr != nil {
 		return nil, 0, verr
 	}
 	if engine.ParseRole(cmd.Role) > caller.Role {
 		return nil, 0, errRoleTooHigh
 	}
-	_, idx, err := au.core.Propose(ctx, cmdAdminCreate, cmd)
+	_, idx, err := ad.au.core.Propose(ctx, cmdAdminCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	return au.AdminByID(cmd.ID), idx, nil
+	return ad.AdminByID(cmd.ID), idx, nil
 }
 
 // AdminPatch is a change to an admin; nil members stay.
@@ -68,11 +68,11 @@ type adminUpdateCmd struct {
 
 // UpdateAdmin changes an admin's email, password or role. A new password
 // signs the admin out everywhere; a role may not exceed the caller's.
-func (au *Auth) UpdateAdmin(ctx context.Context, caller engine.Principal, id string, p AdminPatch) (*Admin, uint64, error) {
-	if au.AdminByID(id) == nil {
+func (ad *Admins) UpdateAdmin(ctx context.Context, caller engine.Principal, id string, p AdminPatch) (*Admin, uint64, error) {
+	if ad.AdminByID(id) == nil {
 		return nil, 0, errAdminUnknown
 	}
-	cmd := adminUpdateCmd{ID: id, Now: au.core.Now().Unix()}
+	cmd := adminUpdateCmd{ID: id, Now: ad.au.core.Now().Unix()}
 	d := map[string]string{}
 	if p.Email != nil {
 		stored, msg := schema.NormalizeValue(emailField, *p.Email)
@@ -93,7 +93,7 @@ func (au *Auth) UpdateAdmin(ctx context.Context, caller engine.Principal, id str
 		cmd.Role = p.Role
 	}
 	if p.Password != nil {
-		if msg := au.core.CheckPasswordPolicy(*p.Password); msg != "" {
+		if msg := ad.au.core.Records().CheckPasswordPolicy(*p.Password); msg != "" {
 			d["password"] = msg
 		}
 	}
@@ -101,17 +101,17 @@ func (au *Auth) UpdateAdmin(ctx context.Context, caller engine.Principal, id str
 		return nil, 0, engine.ValidationError(d)
 	}
 	if p.Password != nil {
-		h, err := password.Hash(*p.Password, au.core.PasswordParams())
+		h, err := password.Hash(*p.Password, ad.au.core.PasswordParams())
 		if err != nil {
 			return nil, 0, engine.Errorf(engine.KindInternal, "could not hash the password")
 		}
 		cmd.Hash = &h
 	}
-	_, idx, err := au.core.Propose(ctx, cmdAdminUpdate, cmd)
+	_, idx, err := ad.au.core.Propose(ctx, cmdAdminUpdate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	return au.AdminByID(id), idx, nil
+	return ad.AdminByID(id), idx, nil
 }
 
 type adminDeleteCmd struct {
@@ -119,11 +119,11 @@ type adminDeleteCmd struct {
 }
 
 // DeleteAdmin removes an admin; its tokens stop working at once.
-func (au *Auth) DeleteAdmin(ctx context.Context, id string) (uint64, error) {
-	if au.AdminByID(id) == nil {
+func (ad *Admins) DeleteAdmin(ctx context.Context, id string) (uint64, error) {
+	if ad.AdminByID(id) == nil {
 		return 0, errAdminUnknown
 	}
-	_, idx, err := au.core.Propose(ctx, cmdAdminDelete, adminDeleteCmd{ID: id})
+	_, idx, err := ad.au.core.Propose(ctx, cmdAdminDelete, adminDeleteCmd{ID: id})
 	return idx, err
 }
 
@@ -132,8 +132,8 @@ type adminsLogoutCmd struct {
 }
 
 // LogoutAllAdmins refuses every admin token issued until now.
-func (au *Auth) LogoutAllAdmins(ctx context.Context) (uint64, error) {
-	_, idx, err := au.core.Propose(ctx, cmdAdminsLogout, adminsLogoutCmd{Now: au.core.Now().Unix()})
+func (ad *Admins) LogoutAllAdmins(ctx context.Context) (uint64, error) {
+	_, idx, err := ad.au.core.Propose(ctx, cmdAdminsLogout, adminsLogoutCmd{Now: ad.au.core.Now().Unix()})
 	return idx, err
 }
 
@@ -144,7 +144,7 @@ func otherOwners(tx *fsm.Tx, id string) (int, error) {
 	return n, err
 }
 
-func (au *Auth) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[adminUpdateCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (au *Auth) applyAdminUpdate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (au *Auth) applyAdminDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAdminDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[adminDeleteCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func (au *Auth) applyAdminDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (au *Auth) applyAdminsLogout(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAdminsLogout(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[adminsLogoutCmd](cmd)
 	if err != nil {
 		return nil, err

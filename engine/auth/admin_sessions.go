@@ -42,8 +42,8 @@ type adminSessionCmd struct {
 const maxUserAgent = 256
 
 // openAdminSession signs a token for a and records the session.
-func (au *Auth) openAdminSession(ctx context.Context, a *Admin, authTime int64, client ClientInfo) (*AdminSession, uint64, error) {
-	s, jti, err := au.signAdmin(a, authTime)
+func (ad *Admins) openAdminSession(ctx context.Context, a *Admin, authTime int64, client ClientInfo) (*AdminSession, uint64, error) {
+	s, jti, err := ad.signAdmin(a, authTime)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -51,8 +51,8 @@ func (au *Auth) openAdminSession(ctx context.Context, a *Admin, authTime int64, 
 	if len(ua) > maxUserAgent {
 		ua = ua[:maxUserAgent]
 	}
-	now := issueAfter(au.core.Now(), a.tokensAfter) // as the token's iat
-	_, idx, err := au.core.Propose(ctx, cmdAdminSession, adminSessionCmd{
+	now := issueAfter(ad.au.core.Now(), a.tokensAfter) // as the token's iat
+	_, idx, err := ad.au.core.Propose(ctx, cmdAdminSession, adminSessionCmd{
 		JTI: jti, AdminID: a.ID, IssuedAt: now.Unix(), ExpiresAt: now.Add(s.TTL).Unix(), IP: client.IP, UserAgent: ua,
 	})
 	if err != nil {
@@ -61,7 +61,7 @@ func (au *Auth) openAdminSession(ctx context.Context, a *Admin, authTime int64, 
 	return s, idx, nil
 }
 
-func (au *Auth) applyAdminSession(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAdminSession(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[adminSessionCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -72,10 +72,10 @@ func (au *Auth) applyAdminSession(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 }
 
 // AdminSessions lists the sessions that have not expired or been revoked.
-func (au *Auth) AdminSessions(ctx context.Context) ([]AdminSessionInfo, error) {
+func (ad *Admins) AdminSessions(ctx context.Context) ([]AdminSessionInfo, error) {
 	out := []AdminSessionInfo{}
-	now := au.core.Now().Unix()
-	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
+	now := ad.au.core.Now().Unix()
+	err := ad.au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		rows, err := r.Query(`SELECT jti, admin_id, issued_at, expires_at, ip, user_agent FROM _svc_admin_sessions
 			WHERE expires_at > ? ORDER BY issued_at DESC, jti`, now)
 		if err != nil {
@@ -87,8 +87,8 @@ func (au *Auth) AdminSessions(ctx context.Context) ([]AdminSessionInfo, error) {
 			if err := rows.Scan(&s.JTI, &s.AdminID, &s.IssuedAt, &s.ExpiresAt, &s.IP, &s.UserAgent); err != nil {
 				return err
 			}
-			a := au.AdminByID(s.AdminID)
-			if a == nil || au.revoked.has(s.JTI) || s.IssuedAt <= a.tokensAfter {
+			a := ad.AdminByID(s.AdminID)
+			if a == nil || ad.au.revoked.has(s.JTI) || s.IssuedAt <= a.tokensAfter {
 				continue
 			}
 			s.Email = a.Email
@@ -100,18 +100,18 @@ func (au *Auth) AdminSessions(ctx context.Context) ([]AdminSessionInfo, error) {
 }
 
 // RevokeAdminSession revokes one admin session by its token id.
-func (au *Auth) RevokeAdminSession(ctx context.Context, jti string) (uint64, error) {
+func (ad *Admins) RevokeAdminSession(ctx context.Context, jti string) (uint64, error) {
 	var exp int64
-	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
+	err := ad.au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT expires_at FROM _svc_admin_sessions WHERE jti = ?`, jti).Scan(&exp)
 	})
 	if err != nil {
 		return 0, &engine.Error{Kind: engine.KindNotFound, Message: "Session not found"}
 	}
-	return au.Revoke(ctx, RevokedToken{JTI: jti, Exp: exp})
+	return ad.au.Revoke(ctx, RevokedToken{JTI: jti, Exp: exp})
 }
 
 // sessionTTL is an admin token's lifetime.
-func (au *Auth) adminTTL() time.Duration {
-	return au.windowSetting("auth.admin.window_seconds", 7*24*time.Hour)
+func (ad *Admins) adminTTL() time.Duration {
+	return ad.windowSetting("auth.admin.window_seconds", 7*24*time.Hour)
 }

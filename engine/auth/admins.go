@@ -52,21 +52,21 @@ type adminCreateCmd struct {
 }
 
 // HasAdmin reports whether any admin exists.
-func (au *Auth) HasAdmin() bool { return len(au.admins.Load().byID) > 0 }
+func (ad *Admins) HasAdmin() bool { return len(ad.au.admins.Load().byID) > 0 }
 
 // AdminByID returns a current admin, or nil.
-func (au *Auth) AdminByID(id string) *Admin { return au.admins.Load().byID[id] }
+func (ad *Admins) AdminByID(id string) *Admin { return ad.au.admins.Load().byID[id] }
 
 var emailField = &schema.Field{Name: "email", Type: schema.FieldEmail, Required: true}
 
 // prepareAdmin validates credentials and hashes the password.
-func (au *Auth) prepareAdmin(email, plain, role string, setup bool) (*adminCreateCmd, *engine.Error) {
+func (ad *Admins) prepareAdmin(email, plain, role string, setup bool) (*adminCreateCmd, *engine.Error) {
 	d := map[string]string{}
 	stored, msg := schema.NormalizeValue(emailField, email)
 	if msg != "" {
 		d["email"] = msg
 	}
-	if msg := au.core.CheckPasswordPolicy(plain); msg != "" {
+	if msg := ad.au.core.Records().CheckPasswordPolicy(plain); msg != "" {
 		d["password"] = msg
 	}
 	if role == "" {
@@ -78,76 +78,76 @@ func (au *Auth) prepareAdmin(email, plain, role string, setup bool) (*adminCreat
 	if len(d) > 0 {
 		return nil, engine.ValidationError(d)
 	}
-	h, err := password.Hash(plain, au.core.PasswordParams())
+	h, err := password.Hash(plain, ad.au.core.PasswordParams())
 	if err != nil {
 		return nil, engine.Errorf(engine.KindInternal, "could not hash the password")
 	}
 	s, _ := stored.(string)
 	return &adminCreateCmd{
-		ID: "adm_" + engine.NewID(), Email: s, Hash: h, Role: role, Created: au.core.Now().Unix(), Setup: setup,
+		ID: "adm_" + engine.NewID(), Email: s, Hash: h, Role: role, Created: ad.au.core.Now().Unix(), Setup: setup,
 	}, nil
 }
 
 // SetupAdmin creates the first admin (an owner) and signs it in. It fails
 // with 409 once any admin exists, decided at apply time so two racing
 // setups cannot both win.
-func (au *Auth) SetupAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, uint64, error) {
-	if au.HasAdmin() {
+func (ad *Admins) SetupAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, uint64, error) {
+	if ad.HasAdmin() {
 		return nil, 0, errAdminExists
 	}
-	cmd, verr := au.prepareAdmin(email, plain, engine.RoleOwner.String(), true)
+	cmd, verr := ad.prepareAdmin(email, plain, engine.RoleOwner.String(), true)
 	if verr != nil {
 		return nil, 0, verr
 	}
-	_, idx, err := au.core.Propose(ctx, cmdAdminCreate, cmd)
+	_, idx, err := ad.au.core.Propose(ctx, cmdAdminCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	a := au.AdminByID(cmd.ID)
+	a := ad.AdminByID(cmd.ID)
 	if a == nil {
 		return nil, idx, engine.Errorf(engine.KindInternal, "admin not visible after commit")
 	}
-	return au.openAdminSession(ctx, a, 0, client)
+	return ad.openAdminSession(ctx, a, 0, client)
 }
 
 // CreateOwner creates an owner admin (the shell's `svcd admin create`).
-func (au *Auth) CreateOwner(ctx context.Context, email, plain string) (*Admin, uint64, error) {
-	cmd, verr := au.prepareAdmin(email, plain, engine.RoleOwner.String(), false)
+func (ad *Admins) CreateOwner(ctx context.Context, email, plain string) (*Admin, uint64, error) {
+	cmd, verr := ad.prepareAdmin(email, plain, engine.RoleOwner.String(), false)
 	if verr != nil {
 		return nil, 0, verr
 	}
-	_, idx, err := au.core.Propose(ctx, cmdAdminCreate, cmd)
+	_, idx, err := ad.au.core.Propose(ctx, cmdAdminCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
-	return au.AdminByID(cmd.ID), idx, nil
+	return ad.AdminByID(cmd.ID), idx, nil
 }
 
 // LoginAdmin checks credentials and issues an admin token. Unknown emails
 // cost the same hashing work as known ones.
-func (au *Auth) LoginAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, error) {
+func (ad *Admins) LoginAdmin(ctx context.Context, email, plain string, client ClientInfo) (*AdminSession, error) {
 	key := lockoutKey("_admins", email, client.IP)
-	if d := au.lockedFor(ctx, key); d > 0 {
+	if d := ad.au.lockedFor(ctx, key); d > 0 {
 		return nil, errLockedOut(d)
 	}
-	a := au.admins.Load().byEmail[strings.ToLower(strings.TrimSpace(email))]
+	a := ad.au.admins.Load().byEmail[strings.ToLower(strings.TrimSpace(email))]
 	if a == nil {
-		password.Burn(plain, au.core.PasswordParams())
-		au.loginFailed(ctx, key)
+		password.Burn(plain, ad.au.core.PasswordParams())
+		ad.au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
 	ok, err := password.Verify(plain, a.hash)
 	if err != nil || !ok {
-		au.loginFailed(ctx, key)
+		ad.au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
-	au.loginSucceeded(ctx, key)
-	s, _, err := au.openAdminSession(ctx, a, 0, client)
+	ad.au.loginSucceeded(ctx, key)
+	s, _, err := ad.openAdminSession(ctx, a, 0, client)
 	return s, err
 }
 
-func (au *Auth) windowSetting(key string, def time.Duration) time.Duration {
-	if n, err := strconv.ParseInt(au.core.Setting(key), 10, 64); err == nil && n > 0 {
+func (ad *Admins) windowSetting(key string, def time.Duration) time.Duration {
+	if n, err := strconv.ParseInt(ad.au.core.Setting(key), 10, 64); err == nil && n > 0 {
 		return time.Duration(n) * time.Second
 	}
 	return def
@@ -155,16 +155,16 @@ func (au *Auth) windowSetting(key string, def time.Duration) time.Duration {
 
 // signAdmin signs an admin token; authTime carries the original sign-in
 // time across refreshes (0: now). It returns the session and the jti.
-func (au *Auth) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
-	ttl := au.adminTTL()
-	tok, jti, err := au.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, issueAfter(au.core.Now(), a.tokensAfter), ttl)
+func (ad *Admins) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
+	ttl := ad.adminTTL()
+	tok, jti, err := ad.au.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, issueAfter(ad.au.core.Now(), a.tokensAfter), ttl)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: issue token: %w", err)
 	}
 	return &AdminSession{Token: tok, Admin: a, TTL: ttl}, jti, nil
 }
 
-func (au *Auth) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[adminCreateCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -190,11 +190,11 @@ func (au *Auth) applyAdminCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (au *Auth) reloadAdmins(ctx context.Context) error {
+func (ad *Admins) reloadAdmins(ctx context.Context) error {
 	set := &adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}}
-	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
+	err := ad.au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		cols := `id, email, password, role, created, updated, 0`
-		if au.core.InternalVersion() >= 2 {
+		if ad.au.core.InternalVersion() >= 2 {
 			cols = `id, email, password, role, created, updated, tokens_after`
 		}
 		rows, err := r.Query(`SELECT ` + cols + ` FROM _svc_admins`)
@@ -215,6 +215,6 @@ func (au *Auth) reloadAdmins(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: load admins: %w", err)
 	}
-	au.admins.Store(set)
+	ad.au.admins.Store(set)
 	return nil
 }

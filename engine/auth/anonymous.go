@@ -70,7 +70,7 @@ func (au *Auth) SignInAnonymous(ctx context.Context, name string) (*UserSession,
 				values[i] = f.EmptyValue()
 			}
 		}
-		row, idx, err := au.core.CreateAccount(ctx, ci, engine.NewID(), now, values)
+		row, idx, err := au.core.Records().CreateAccount(ctx, ci, engine.NewID(), now, values)
 		if errors.Is(err, engine.ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
@@ -137,11 +137,11 @@ func (au *Auth) Promote(ctx context.Context, p engine.Principal, name string, bo
 			return nil, 0, err
 		}
 		now := au.core.Now().Unix()
-		values, verr := au.core.PrepareUpdate(ci, in, false, now)
+		values, verr := au.core.Records().PrepareUpdate(ci, in, false, now)
 		if verr != nil {
 			return nil, 0, verr
 		}
-		env := au.core.UpdateEnv(p, ci, in, values, now)
+		env := au.core.Records().UpdateEnv(p, ci, in, values, now)
 		if other, err := au.userByEmail(ctx, ci, engine.AsString(values["email"])); err != nil || (other != nil && engine.AsString(other[0]) != p.ID) {
 			return nil, 0, engine.FirstErr(err, errEmailTaken)
 		}
@@ -181,7 +181,7 @@ func (au *Auth) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, errAnonymousOnly
 	}
 	if c.Env != nil {
-		if err := au.core.WriteRuleError(tx, ci, ci.UpdateRule, false, c.Env, c.ID); err != nil {
+		if err := au.core.Records().WriteRuleError(tx, ci, ci.UpdateRule, false, c.Env, c.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -195,7 +195,7 @@ func (au *Auth) applyPromote(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	sets := []string{"is_anonymous = 0"}
 	var args []any
-	sets, args, err = au.core.ValueSets(tx, ci, c.Values, sets, args)
+	sets, args, err = au.core.Records().ValueSets(tx, ci, c.Values, sets, args)
 	if err != nil {
 		return nil, err
 	}

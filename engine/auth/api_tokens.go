@@ -88,7 +88,7 @@ func ValidScope(s string) bool {
 }
 
 // MintAPIToken creates a token for the calling admin.
-func (au *Auth) MintAPIToken(ctx context.Context, caller engine.Principal, name string, scopes []string, ttlSeconds int64) (*MintedToken, uint64, error) {
+func (ad *Admins) MintAPIToken(ctx context.Context, caller engine.Principal, name string, scopes []string, ttlSeconds int64) (*MintedToken, uint64, error) {
 	d := map[string]string{}
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 {
@@ -121,10 +121,10 @@ func (au *Auth) MintAPIToken(ctx context.Context, caller engine.Principal, name 
 		return nil, 0, err
 	}
 	tok := APITokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw))
-	now := au.core.Now()
+	now := ad.au.core.Now()
 	cmd := apiTokenCreateCmd{ID: "tok_" + engine.NewID(), Name: name, Hash: hashAPIToken(tok), Scopes: scopes,
 		AdminID: caller.ID, Created: now.Unix(), ExpiresAt: now.Add(ttl).Unix()}
-	_, idx, err := au.core.Propose(ctx, cmdAPITokenCreate, cmd)
+	_, idx, err := ad.au.core.Propose(ctx, cmdAPITokenCreate, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
@@ -137,8 +137,8 @@ func hashAPIToken(tok string) string {
 }
 
 // APITokens lists the tokens' metadata, newest first.
-func (au *Auth) APITokens() []*APIToken {
-	set := au.tokens.Load()
+func (ad *Admins) APITokens() []*APIToken {
+	set := ad.au.tokens.Load()
 	out := make([]*APIToken, 0, len(set.byID))
 	for _, t := range set.byID {
 		out = append(out, t)
@@ -150,15 +150,15 @@ func (au *Auth) APITokens() []*APIToken {
 }
 
 // DeleteAPIToken revokes a token.
-func (au *Auth) DeleteAPIToken(ctx context.Context, id string) (uint64, error) {
-	if au.tokens.Load().byID[id] == nil {
+func (ad *Admins) DeleteAPIToken(ctx context.Context, id string) (uint64, error) {
+	if ad.au.tokens.Load().byID[id] == nil {
 		return 0, &engine.Error{Kind: engine.KindNotFound, Message: "API token not found"}
 	}
-	_, idx, err := au.core.Propose(ctx, cmdAPITokenDelete, apiTokenDeleteCmd{ID: id})
+	_, idx, err := ad.au.core.Propose(ctx, cmdAPITokenDelete, apiTokenDeleteCmd{ID: id})
 	return idx, err
 }
 
-func (au *Auth) applyAPITokenCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAPITokenCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[apiTokenCreateCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func (au *Auth) applyAPITokenCreate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (au *Auth) applyAPITokenDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAPITokenDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[apiTokenDeleteCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -185,9 +185,9 @@ func (au *Auth) applyAPITokenDelete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, nil
 }
 
-func (au *Auth) reloadAPITokens(ctx context.Context) error {
+func (ad *Admins) reloadAPITokens(ctx context.Context) error {
 	set := &apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}}
-	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
+	err := ad.au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		rows, err := r.Query(`SELECT id, name, hash, scopes, admin_id, created, expires_at FROM _svc_api_tokens`)
 		if err != nil {
 			return err
@@ -209,6 +209,6 @@ func (au *Auth) reloadAPITokens(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: load API tokens: %w", err)
 	}
-	au.tokens.Store(set)
+	ad.au.tokens.Store(set)
 	return nil
 }

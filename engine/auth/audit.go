@@ -31,16 +31,16 @@ type auditCmd struct {
 }
 
 // Audit records one admin action (At set by the caller's clock).
-func (au *Auth) Audit(ctx context.Context, a AuditEntry) error {
+func (ad *Admins) Audit(ctx context.Context, a AuditEntry) error {
 	if a.At == 0 {
-		a.At = au.core.Now().Unix()
+		a.At = ad.au.core.Now().Unix()
 	}
 	a.ID = 0
-	_, _, err := au.core.Propose(ctx, cmdAudit, auditCmd{Entry: a})
+	_, _, err := ad.au.core.Propose(ctx, cmdAudit, auditCmd{Entry: a})
 	return err
 }
 
-func (au *Auth) applyAudit(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (ad *Admins) applyAudit(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[auditCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ type AuditPage struct {
 const MaxAuditPerPage = 500
 
 // AuditLog reads a page of the audit log from this replica.
-func (au *Auth) AuditLog(ctx context.Context, page, perPage int) (*AuditPage, error) {
+func (ad *Admins) AuditLog(ctx context.Context, page, perPage int) (*AuditPage, error) {
 	if page < 1 {
 		page = 1
 	}
@@ -72,7 +72,7 @@ func (au *Auth) AuditLog(ctx context.Context, page, perPage int) (*AuditPage, er
 	}
 	perPage = min(perPage, MaxAuditPerPage)
 	out := &AuditPage{Items: []AuditEntry{}, Page: page, PerPage: perPage}
-	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
+	err := ad.au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		if err := r.QueryRow(`SELECT count(*) FROM _svc_audit`).Scan(&out.TotalItems); err != nil {
 			return err
 		}

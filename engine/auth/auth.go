@@ -35,6 +35,9 @@ type Auth struct {
 	tokens  atomic.Pointer[apiTokenSet] // API tokens by hash and id
 	// mailSlots holds a token per background auth mail in flight.
 	mailSlots chan struct{}
+
+	adm *Admins
+	fac *Factors
 }
 
 // New wires the auth module to core: its migrations, settings, hooks and
@@ -42,6 +45,7 @@ type Auth struct {
 // fresh from committed events. Call it before core.Seal.
 func New(core *engine.Engine, opts Options) (*Auth, error) {
 	au := &Auth{core: core, signer: opts.Signer, outbound: opts.Outbound, mailSlots: make(chan struct{}, mailSlots)}
+	au.adm, au.fac = &Admins{au: au}, &Factors{au: au}
 	au.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
 	au.tokens.Store(&apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}})
 	au.register()
@@ -59,7 +63,7 @@ func (au *Auth) reloadAll(ctx context.Context) error {
 	if v == 0 {
 		return nil
 	}
-	if err := au.reloadAdmins(ctx); err != nil {
+	if err := au.adm.reloadAdmins(ctx); err != nil {
 		return err
 	}
 	if v < 2 {
@@ -68,7 +72,7 @@ func (au *Auth) reloadAll(ctx context.Context) error {
 	if err := au.reloadRevoked(ctx); err != nil {
 		return err
 	}
-	return au.reloadAPITokens(ctx)
+	return au.adm.reloadAPITokens(ctx)
 }
 
 // onEvents rebuilds the caches that committed commands invalidated.
@@ -89,7 +93,7 @@ func (au *Auth) onEvents(events []fsm.Event) {
 	ctx := context.Background()
 	log := au.core.Logger()
 	if admins {
-		if err := au.reloadAdmins(ctx); err != nil {
+		if err := au.adm.reloadAdmins(ctx); err != nil {
 			log.Error("reload admins", "err", err)
 		}
 	}
@@ -100,8 +104,22 @@ func (au *Auth) onEvents(events []fsm.Event) {
 		}
 	}
 	if tokens && v >= 2 {
-		if err := au.reloadAPITokens(ctx); err != nil {
+		if err := au.adm.reloadAPITokens(ctx); err != nil {
 			log.Error("reload API tokens", "err", err)
 		}
 	}
 }
+
+// Admins manages admin accounts, their sessions, API tokens and the audit
+// log.
+type Admins struct{ au *Auth }
+
+// Factors are the second factors of user accounts: TOTP with recovery
+// codes, and the MFA step of a sign-in.
+type Factors struct{ au *Auth }
+
+// Admins is the module's admin service.
+func (au *Auth) Admins() *Admins { return au.adm }
+
+// Factors is the module's second-factor service.
+func (au *Auth) Factors() *Factors { return au.fac }

@@ -96,7 +96,7 @@ func (au *Auth) principalOf(ctx context.Context, c *token.Claims, aud string) (e
 	}
 	iat := c.IssuedAt.Unix()
 	if aud == token.AudAdmin {
-		a := au.AdminByID(c.ID)
+		a := au.adm.AdminByID(c.ID)
 		if a == nil || iat <= a.tokensAfter {
 			return engine.Principal{}, errBadToken
 		}
@@ -131,7 +131,7 @@ func (au *Auth) principalOf(ctx context.Context, c *token.Claims, aud string) (e
 // with a token issued at iat may go on: the admin still exists with a role
 // that may impersonate, signed nothing out since, and impersonation is on.
 func (au *Auth) impersonatorHolds(id string, iat int64) bool {
-	a := au.AdminByID(id)
+	a := au.adm.AdminByID(id)
 	return a != nil && iat > a.tokensAfter && engine.ParseRole(a.Role) >= impersonatorRole &&
 		au.core.SettingBool("auth.impersonation.enabled")
 }
@@ -141,7 +141,7 @@ func (au *Auth) apiTokenPrincipal(t *APIToken) (engine.Principal, error) {
 	if t == nil || au.core.Now().Unix() >= t.ExpiresAt {
 		return engine.Principal{}, errBadToken
 	}
-	a := au.AdminByID(t.AdminID)
+	a := au.adm.AdminByID(t.AdminID)
 	if a == nil {
 		return engine.Principal{}, errBadToken
 	}

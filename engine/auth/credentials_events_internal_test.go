@@ -25,14 +25,14 @@ func TestCredentialsTouched(t *testing.T) {
 	})
 	const pw = "a-long-password-1"
 	client := ClientInfo{IP: "10.0.0.1"}
-	setup, _, err := f.a.SetupAdmin(f.ctx, "owner@example.com", pw, client)
+	setup, _, err := f.a.adm.SetupAdmin(f.ctx, "owner@example.com", pw, client)
 	f.ok(err)
 	owner := f.principal(setup.Token)
-	ed, _, err := f.a.CreateAdmin(f.ctx, owner, "ed@example.com", pw, "editor")
+	ed, _, err := f.a.adm.CreateAdmin(f.ctx, owner, "ed@example.com", pw, "editor")
 	f.ok(err)
-	edSession, err := f.a.LoginAdmin(f.ctx, "ed@example.com", pw, client)
+	edSession, err := f.a.adm.LoginAdmin(f.ctx, "ed@example.com", pw, client)
 	f.ok(err)
-	minted, _, err := f.a.MintAPIToken(f.ctx, owner, "ci", []string{"read"}, 0)
+	minted, _, err := f.a.adm.MintAPIToken(f.ctx, owner, "ci", []string{"read"}, 0)
 	f.ok(err)
 	annID, bobID := f.user("ann@example.com"), f.user("bob@example.com")
 	imp, err := f.a.Impersonate(f.ctx, f.principal(edSession.Token), "members", annID)
@@ -89,19 +89,19 @@ func TestCredentialsTouched(t *testing.T) {
 	}
 
 	want("a schema change", step(func() {
-		_, _, err := f.e.CreateCollection(f.ctx, []byte(`{"name":"posts","type":"base","fields":[{"name":"title","type":"text"}]}`))
+		_, _, err := f.e.Schema().CreateCollection(f.ctx, []byte(`{"name":"posts","type":"base","fields":[{"name":"title","type":"text"}]}`))
 		f.ok(err)
 	}), "ann", "bob", "ed", "imp", "owner", "token")
 	var post string
 	want("a record of a base collection", step(func() {
-		rec, _, err := f.e.CreateRecord(f.ctx, owner, "posts", []byte(`{"title":"a"}`))
+		rec, _, err := f.e.Records().CreateRecord(f.ctx, owner, "posts", []byte(`{"title":"a"}`))
 		f.ok(err)
 		post = string(rec.JSON[7:22])
-		_, _, err = f.e.UpdateRecord(f.ctx, owner, "posts", post, []byte(`{"title":"b"}`), "")
+		_, _, err = f.e.Records().UpdateRecord(f.ctx, owner, "posts", post, []byte(`{"title":"b"}`), "")
 		f.ok(err)
 	}))
 	want("an update of bob's record", step(func() {
-		_, _, err := f.e.UpdateRecord(f.ctx, owner, "members", bobID, []byte(`{"name":"Robert"}`), "")
+		_, _, err := f.e.Records().UpdateRecord(f.ctx, owner, "members", bobID, []byte(`{"name":"Robert"}`), "")
 		f.ok(err)
 	}), "bob")
 	if q := holds("bob", true); q.AuthRecord["name"] != "Robert" {
@@ -119,7 +119,7 @@ func TestCredentialsTouched(t *testing.T) {
 	holds("imp", true)
 	viewer := "viewer"
 	want("ed demoted", step(func() {
-		_, _, err := f.a.UpdateAdmin(f.ctx, owner, ed.ID, AdminPatch{Role: &viewer})
+		_, _, err := f.a.adm.UpdateAdmin(f.ctx, owner, ed.ID, AdminPatch{Role: &viewer})
 		f.ok(err)
 	}), "ed", "imp")
 	if q := holds("ed", true); q.Role != engine.RoleViewer {
@@ -127,7 +127,7 @@ func TestCredentialsTouched(t *testing.T) {
 	}
 	holds("imp", false) // a viewer may not impersonate
 	want("the API token deleted", step(func() {
-		_, err := f.a.DeleteAPIToken(f.ctx, minted.ID)
+		_, err := f.a.adm.DeleteAPIToken(f.ctx, minted.ID)
 		f.ok(err)
 	}), "token")
 	holds("token", false)
@@ -137,17 +137,17 @@ func TestCredentialsTouched(t *testing.T) {
 	}), "ann")
 	holds("ann", false)
 	want("bob's record deleted", step(func() {
-		_, err := f.e.DeleteRecord(f.ctx, owner, "members", bobID, "")
+		_, err := f.e.Records().DeleteRecord(f.ctx, owner, "members", bobID, "")
 		f.ok(err)
 	}), "bob")
 	holds("bob", false)
 	want("ed deleted", step(func() {
-		_, err := f.a.DeleteAdmin(f.ctx, ed.ID)
+		_, err := f.a.adm.DeleteAdmin(f.ctx, ed.ID)
 		f.ok(err)
 	}), "ed", "imp", "token")
 	holds("ed", false)
 	want("force-logout-all", step(func() {
-		_, err := f.a.LogoutAllAdmins(f.ctx)
+		_, err := f.a.adm.LogoutAllAdmins(f.ctx)
 		f.ok(err)
 	}), "ed", "imp", "owner", "token")
 	holds("owner", false)

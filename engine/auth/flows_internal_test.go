@@ -98,7 +98,7 @@ func newFlowEnv(t *testing.T, start time.Time) *flowEnv {
 	e.SetProposer(&logProposer{s: store})
 	env := &flowEnv{t: t, e: e, a: a, clk: clk, ctx: context.Background()}
 	env.ok(e.Migrate(env.ctx))
-	_, _, err = e.CreateCollection(env.ctx, []byte(`{"name":"members","type":"auth","create_rule":"","fields":[{"name":"name","type":"text"}],
+	_, _, err = e.Schema().CreateCollection(env.ctx, []byte(`{"name":"members","type":"auth","create_rule":"","fields":[{"name":"name","type":"text"}],
 		"auth_options":{"password":true,"otp":true,"anonymous":true,"mfa":true,"oauth2":true}}`))
 	env.ok(err)
 	_, _, err = e.PatchSettings(env.ctx, []byte(`{"auth.otp.enabled":"1","auth.anonymous.enabled":"1","app.url":"https://acme.test"}`))
@@ -228,9 +228,9 @@ func TestOTPExpiryAndAttempts(t *testing.T) {
 func (f *flowEnv) enableTOTP(tok string) (string, []string) {
 	f.t.Helper()
 	p := f.principal(tok)
-	setup, _, err := f.a.SetupTOTP(f.ctx, p, "members")
+	setup, _, err := f.a.fac.SetupTOTP(f.ctx, p, "members")
 	f.ok(err)
-	on, _, err := f.a.ConfirmTOTP(f.ctx, p, "members", oath(f.t, setup.Secret, f.clk.now()))
+	on, _, err := f.a.fac.ConfirmTOTP(f.ctx, p, "members", oath(f.t, setup.Secret, f.clk.now()))
 	f.ok(err)
 	return setup.Secret, on.RecoveryCodes
 }
@@ -250,7 +250,7 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 		return s.MFAToken
 	}
 	exchange := func(tk, code, rec string) error {
-		_, _, err := f.a.LoginMFA(f.ctx, "members", tk, code, rec)
+		_, _, err := f.a.fac.LoginMFA(f.ctx, "members", tk, code, rec)
 		return err
 	}
 
@@ -280,7 +280,7 @@ func TestTOTPStepsAndTickets(t *testing.T) {
 		wantErr(t, "wrong code", exchange(tk, "", "ZZZZ-ZZZZ"), ErrInvalidCreds)
 	}
 	wantErr(t, "right code on a burned ticket", exchange(tk, "", codes[0]), errBadTicket)
-	st, err := f.a.RecoveryCodesStatus(f.ctx, f.principal(tok), "members")
+	st, err := f.a.fac.RecoveryCodesStatus(f.ctx, f.principal(tok), "members")
 	f.ok(err)
 	if st.Total != 10 || st.Remaining != 10 {
 		t.Fatalf("status %+v", st)
@@ -373,11 +373,11 @@ func TestDecidedAtApply(t *testing.T) {
 	// confirm is refused.
 	f.user("dee@example.com")
 	dp := f.principal(f.login("dee@example.com").Token)
-	first, _, err := f.a.SetupTOTP(f.ctx, dp, "members")
+	first, _, err := f.a.fac.SetupTOTP(f.ctx, dp, "members")
 	f.ok(err)
-	st, err := f.a.totpState(f.ctx, ci.ID, dp.ID)
+	st, err := f.a.fac.totpState(f.ctx, ci.ID, dp.ID)
 	f.ok(err)
-	_, _, err = f.a.SetupTOTP(f.ctx, dp, "members")
+	_, _, err = f.a.fac.SetupTOTP(f.ctx, dp, "members")
 	f.ok(err)
 	_, _, err = f.e.Propose(f.ctx, cmdTOTPConfirm, totpConfirmCmd{Coll: ci.ID, UserID: dp.ID, Secret: st.sealed, Step: 1, Now: f.clk.now().Unix()})
 	wantErr(t, "a confirm of a replaced secret", err, errTOTPMoved)

@@ -34,8 +34,8 @@ const (
 var errBadTicket = &engine.Error{Kind: engine.KindUnauthorized, Message: "Invalid or expired MFA token"}
 
 // issueMFATicket answers a first factor for an account with TOTP on.
-func (au *Auth) issueMFATicket(ci *engine.Coll, uid string) (*UserSession, error) {
-	tok, _, err := au.signer.Issue(token.Claims{ID: uid, Collection: ci.ID}, audMFA, au.core.Now(), mfaTicketTTL)
+func (fa *Factors) issueMFATicket(ci *engine.Coll, uid string) (*UserSession, error) {
+	tok, _, err := fa.au.signer.Issue(token.Claims{ID: uid, Collection: ci.ID}, audMFA, fa.au.core.Now(), mfaTicketTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -44,15 +44,15 @@ func (au *Auth) issueMFATicket(ci *engine.Coll, uid string) (*UserSession, error
 
 // mfaGate is the last step of a first factor: an MFA ticket when the
 // feature is on and the account has TOTP on (on this replica), else nil.
-func (au *Auth) mfaGate(ctx context.Context, ci *engine.Coll, uid string) (*UserSession, error) {
-	if !au.authFeature(ci, "mfa") {
+func (fa *Factors) mfaGate(ctx context.Context, ci *engine.Coll, uid string) (*UserSession, error) {
+	if !fa.au.authFeature(ci, "mfa") {
 		return nil, nil
 	}
-	on, err := au.totpEnabled(ctx, ci.ID, uid)
+	on, err := fa.totpEnabled(ctx, ci.ID, uid)
 	if err != nil || !on {
 		return nil, err
 	}
-	return au.issueMFATicket(ci, uid)
+	return fa.issueMFATicket(ci, uid)
 }
 
 type mfaExchangeCmd struct {
@@ -70,12 +70,12 @@ type mfaExchangeCmd struct {
 // LoginMFA exchanges an MFA ticket and a TOTP code (or a recovery code)
 // for a session. A wrong code is 401 Invalid credentials and counts
 // against the ticket.
-func (au *Auth) LoginMFA(ctx context.Context, name, ticket, code, recovery string) (*UserSession, uint64, error) {
-	ci, err := au.authCollection(name)
+func (fa *Factors) LoginMFA(ctx context.Context, name, ticket, code, recovery string) (*UserSession, uint64, error) {
+	ci, err := fa.au.authCollection(name)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !au.authFeature(ci, "mfa") {
+	if !fa.au.authFeature(ci, "mfa") {
 		return nil, 0, errFeatureOff("MFA")
 	}
 	code, recovery = strings.TrimSpace(code), strings.TrimSpace(recovery)
@@ -89,17 +89,17 @@ func (au *Auth) LoginMFA(ctx context.Context, name, ticket, code, recovery strin
 	if len(d) > 0 {
 		return nil, 0, engine.ValidationError(d)
 	}
-	c, err := au.signer.Verify(ticket, audMFA)
+	c, err := fa.au.signer.Verify(ticket, audMFA)
 	if err != nil || c.Collection != ci.ID || c.ExpiresAt == nil {
 		return nil, 0, errBadTicket
 	}
-	st, err := au.totpState(ctx, ci.ID, c.ID)
+	st, err := fa.totpState(ctx, ci.ID, c.ID)
 	if err != nil {
 		return nil, 0, err
 	}
-	res, idx, err := au.core.Propose(ctx, cmdMFAExchange, mfaExchangeCmd{
+	res, idx, err := fa.au.core.Propose(ctx, cmdMFAExchange, mfaExchangeCmd{
 		JTI: c.RegisteredClaims.ID, Coll: ci.ID, UserID: c.ID, Exp: c.ExpiresAt.Unix(),
-		Factor: au.checkFactor(ci.ID, c.ID, st, code, recovery), Now: au.core.Now().Unix(), AccountCap: true,
+		Factor: fa.checkFactor(ci.ID, c.ID, st, code, recovery), Now: fa.au.core.Now().Unix(), AccountCap: true,
 	})
 	if err != nil {
 		return nil, idx, err
@@ -111,15 +111,15 @@ func (au *Auth) LoginMFA(ctx context.Context, name, ticket, code, recovery strin
 	default:
 		return nil, idx, ErrInvalidCreds
 	}
-	row, err := au.userByID(ctx, ci, c.ID)
+	row, err := fa.au.userByID(ctx, ci, c.ID)
 	if err != nil || row == nil {
 		return nil, idx, engine.FirstErr(err, errBadTicket)
 	}
-	s, err := au.issueUserSession(ci, row, 0, "")
+	s, err := fa.au.issueUserSession(ci, row, 0, "")
 	return s, idx, err
 }
 
-func (au *Auth) applyMFAExchange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (fa *Factors) applyMFAExchange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[mfaExchangeCmd](cmd)
 	if err != nil {
 		return nil, err

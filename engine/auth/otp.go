@@ -196,7 +196,7 @@ func (au *Auth) AuthWithOTP(ctx context.Context, name string, in OTPAuth) (*User
 		return nil, idx, engine.FirstErr(err, ErrInvalidCreds)
 	}
 	if mfa && au.authFeature(ci, "mfa") {
-		s, err := au.issueMFATicket(ci, uid)
+		s, err := au.fac.issueMFATicket(ci, uid)
 		return s, idx, err
 	}
 	s, err := au.issueUserSession(ci, row, 0, "")

@@ -63,20 +63,20 @@ func TestSameSecondInvalidation(t *testing.T) {
 		t.Fatalf("fresh token dated %v, now %v", p.Claims.IssuedAt, f.clk.now())
 	}
 
-	_, _, err = f.a.CreateOwner(f.ctx, "o@example.com", "owner-password-123")
+	_, _, err = f.a.adm.CreateOwner(f.ctx, "o@example.com", "owner-password-123")
 	f.ok(err)
-	s1, err := f.a.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
+	s1, err := f.a.adm.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
 	f.ok(err)
 	f.principal(s1.Token)
-	_, err = f.a.LogoutAllAdmins(f.ctx)
+	_, err = f.a.adm.LogoutAllAdmins(f.ctx)
 	f.ok(err)
 	if _, err := f.a.Authenticate(f.ctx, s1.Token); err == nil {
 		t.Fatal("an admin token of the force-logout's second survived it")
 	}
-	s2, err := f.a.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
+	s2, err := f.a.adm.LoginAdmin(f.ctx, "o@example.com", "owner-password-123", ClientInfo{})
 	f.ok(err)
 	f.principal(s2.Token)
-	sessions, err := f.a.AdminSessions(f.ctx)
+	sessions, err := f.a.adm.AdminSessions(f.ctx)
 	f.ok(err)
 	if len(sessions) != 1 {
 		t.Fatalf("sessions after force-logout and a new sign-in: %+v", sessions)

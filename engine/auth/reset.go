@@ -84,7 +84,7 @@ func (au *Auth) ConfirmPasswordReset(ctx context.Context, name, tok, plain strin
 	if err != nil || c.Collection != ci.ID || c.IssuedAt == nil || c.ExpiresAt == nil {
 		return 0, errBadFlowToken
 	}
-	if msg := au.core.CheckPasswordPolicy(plain); msg != "" {
+	if msg := au.core.Records().CheckPasswordPolicy(plain); msg != "" {
 		return 0, engine.FieldError("password", msg)
 	}
 	hash, err := password.Hash(plain, au.core.PasswordParams())

@@ -54,10 +54,10 @@ type totpState struct {
 	lastStep int64
 }
 
-func (au *Auth) totpState(ctx context.Context, coll, uid string) (*totpState, error) {
+func (fa *Factors) totpState(ctx context.Context, coll, uid string) (*totpState, error) {
 	var st totpState
 	var enabled int64
-	err := au.core.Store().View(ctx, func(r *fsm.Reader) error {
+	err := fa.au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT secret, enabled, last_step FROM _svc_totp WHERE coll = ? AND user_id = ?`, coll, uid).
 			Scan(&st.sealed, &enabled, &st.lastStep)
 	})
@@ -72,8 +72,8 @@ func (au *Auth) totpState(ctx context.Context, coll, uid string) (*totpState, er
 }
 
 // totpEnabled reports whether the account has TOTP on, on this replica.
-func (au *Auth) totpEnabled(ctx context.Context, coll, uid string) (bool, error) {
-	st, err := au.totpState(ctx, coll, uid)
+func (fa *Factors) totpEnabled(ctx context.Context, coll, uid string) (bool, error) {
+	st, err := fa.totpState(ctx, coll, uid)
 	return st != nil && st.enabled, err
 }
 
@@ -88,15 +88,15 @@ func totpOnTx(tx *fsm.Tx, coll, uid string) (bool, error) {
 
 // totpCaller resolves the collection, the feature switch and the caller
 // for the TOTP endpoints; anonymous accounts have no second factor.
-func (au *Auth) totpCaller(ctx context.Context, p engine.Principal, name string) (*engine.Coll, []any, error) {
-	ci, err := au.authCollection(name)
+func (fa *Factors) totpCaller(ctx context.Context, p engine.Principal, name string) (*engine.Coll, []any, error) {
+	ci, err := fa.au.authCollection(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !au.authFeature(ci, "mfa") {
+	if !fa.au.authFeature(ci, "mfa") {
 		return nil, nil, errFeatureOff("MFA")
 	}
-	row, err := au.ownUser(ctx, p, ci)
+	row, err := fa.au.ownUser(ctx, p, ci)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,29 +115,29 @@ type totpSetupCmd struct {
 
 // SetupTOTP makes a new secret for the caller, pending until confirmed.
 // Calling it again replaces a pending secret; with TOTP on it is a 409.
-func (au *Auth) SetupTOTP(ctx context.Context, p engine.Principal, name string) (*TOTPSetup, uint64, error) {
-	ci, row, err := au.totpCaller(ctx, p, name)
+func (fa *Factors) SetupTOTP(ctx context.Context, p engine.Principal, name string) (*TOTPSetup, uint64, error) {
+	ci, row, err := fa.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, 0, err
 	}
 	uid := engine.AsString(row[0])
 	account := strings.ReplaceAll(engine.AsString(row[ci.RowIndex("email")]), ":", "_")
-	key, err := totp.Generate(strings.ReplaceAll(au.appName(), ":", "_"), account)
+	key, err := totp.Generate(strings.ReplaceAll(fa.au.appName(), ":", "_"), account)
 	if err != nil {
 		return nil, 0, err
 	}
-	sealed, err := au.sealTOTP(ci.ID, uid, key.Secret)
+	sealed, err := fa.au.sealTOTP(ci.ID, uid, key.Secret)
 	if err != nil {
 		return nil, 0, err
 	}
-	_, idx, err := au.core.Propose(ctx, cmdTOTPSetup, totpSetupCmd{Coll: ci.ID, UserID: uid, Secret: sealed, Now: au.core.Now().Unix()})
+	_, idx, err := fa.au.core.Propose(ctx, cmdTOTPSetup, totpSetupCmd{Coll: ci.ID, UserID: uid, Secret: sealed, Now: fa.au.core.Now().Unix()})
 	if err != nil {
 		return nil, idx, err
 	}
 	return &TOTPSetup{Secret: key.Secret, OTPAuthURL: key.URL}, idx, nil
 }
 
-func (au *Auth) applyTOTPSetup(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (fa *Factors) applyTOTPSetup(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[totpSetupCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -162,12 +162,12 @@ type totpConfirmCmd struct {
 }
 
 // newRecoveryCodes makes ten codes and their stored hashes.
-func (au *Auth) newRecoveryCodes() ([]string, []string, error) {
+func (fa *Factors) newRecoveryCodes() ([]string, []string, error) {
 	codes, err := totp.GenerateRecoveryCodes()
 	if err != nil {
 		return nil, nil, err
 	}
-	key := au.signer.DeriveKey(keyRecovery)
+	key := fa.au.signer.DeriveKey(keyRecovery)
 	hashes := make([]string, len(codes))
 	for i, c := range codes {
 		if hashes[i], err = totp.HashRecoveryCode(key, c); err != nil {
@@ -179,8 +179,8 @@ func (au *Auth) newRecoveryCodes() ([]string, []string, error) {
 
 // ConfirmTOTP turns TOTP on with a code of the pending secret and returns
 // the ten recovery codes (shown this once).
-func (au *Auth) ConfirmTOTP(ctx context.Context, p engine.Principal, name, code string) (*TOTPEnabled, uint64, error) {
-	ci, row, err := au.totpCaller(ctx, p, name)
+func (fa *Factors) ConfirmTOTP(ctx context.Context, p engine.Principal, name, code string) (*TOTPEnabled, uint64, error) {
+	ci, row, err := fa.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -188,7 +188,7 @@ func (au *Auth) ConfirmTOTP(ctx context.Context, p engine.Principal, name, code 
 		return nil, 0, engine.ValidationError(d)
 	}
 	uid := engine.AsString(row[0])
-	st, err := au.totpState(ctx, ci.ID, uid)
+	st, err := fa.totpState(ctx, ci.ID, uid)
 	switch {
 	case err != nil:
 		return nil, 0, err
@@ -197,20 +197,20 @@ func (au *Auth) ConfirmTOTP(ctx context.Context, p engine.Principal, name, code 
 	case st.enabled:
 		return nil, 0, errTOTPOn
 	}
-	secret, err := au.openTOTP(ci.ID, uid, st.sealed)
+	secret, err := fa.au.openTOTP(ci.ID, uid, st.sealed)
 	if err != nil {
 		return nil, 0, err
 	}
-	step, ok := totp.Match(code, secret, au.core.Now())
+	step, ok := totp.Match(code, secret, fa.au.core.Now())
 	if !ok {
 		return nil, 0, errBadCode
 	}
-	codes, hashes, err := au.newRecoveryCodes()
+	codes, hashes, err := fa.newRecoveryCodes()
 	if err != nil {
 		return nil, 0, err
 	}
-	_, idx, err := au.core.Propose(ctx, cmdTOTPConfirm, totpConfirmCmd{
-		Coll: ci.ID, UserID: uid, Secret: st.sealed, Step: step, Hashes: hashes, Now: au.core.Now().Unix(),
+	_, idx, err := fa.au.core.Propose(ctx, cmdTOTPConfirm, totpConfirmCmd{
+		Coll: ci.ID, UserID: uid, Secret: st.sealed, Step: step, Hashes: hashes, Now: fa.au.core.Now().Unix(),
 	})
 	if err != nil {
 		return nil, idx, err
@@ -218,7 +218,7 @@ func (au *Auth) ConfirmTOTP(ctx context.Context, p engine.Principal, name, code 
 	return &TOTPEnabled{Enabled: true, RecoveryCodes: codes}, idx, nil
 }
 
-func (au *Auth) applyTOTPConfirm(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (fa *Factors) applyTOTPConfirm(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[totpConfirmCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -270,9 +270,9 @@ type secondFactor struct {
 // checkFactor evaluates code (a TOTP code) or recovery (a recovery code)
 // against the account's sealed secret. A wrong or malformed one gives the
 // zero value, which no account accepts.
-func (au *Auth) checkFactor(coll, uid string, st *totpState, code, recovery string) secondFactor {
+func (fa *Factors) checkFactor(coll, uid string, st *totpState, code, recovery string) secondFactor {
 	if recovery != "" {
-		h, err := totp.HashRecoveryCode(au.signer.DeriveKey(keyRecovery), recovery)
+		h, err := totp.HashRecoveryCode(fa.au.signer.DeriveKey(keyRecovery), recovery)
 		if err != nil {
 			return secondFactor{}
 		}
@@ -281,12 +281,12 @@ func (au *Auth) checkFactor(coll, uid string, st *totpState, code, recovery stri
 	if st == nil {
 		return secondFactor{}
 	}
-	secret, err := au.openTOTP(coll, uid, st.sealed)
+	secret, err := fa.au.openTOTP(coll, uid, st.sealed)
 	if err != nil {
-		au.core.Logger().Warn("totp secret", "err", err)
+		fa.au.core.Logger().Warn("totp secret", "err", err)
 		return secondFactor{}
 	}
-	if step, ok := totp.Match(code, secret, au.core.Now()); ok {
+	if step, ok := totp.Match(code, secret, fa.au.core.Now()); ok {
 		return secondFactor{Step: step}
 	}
 	return secondFactor{}
@@ -335,8 +335,8 @@ type totpDisableCmd struct {
 
 // DisableTOTP turns the caller's TOTP off with a current code or a
 // recovery code (code may hold either; recovery only a recovery code).
-func (au *Auth) DisableTOTP(ctx context.Context, p engine.Principal, name, code, recovery string) (uint64, error) {
-	ci, row, err := au.totpCaller(ctx, p, name)
+func (fa *Factors) DisableTOTP(ctx context.Context, p engine.Principal, name, code, recovery string) (uint64, error) {
+	ci, row, err := fa.totpCaller(ctx, p, name)
 	if err != nil {
 		return 0, err
 	}
@@ -348,42 +348,42 @@ func (au *Auth) DisableTOTP(ctx context.Context, p engine.Principal, name, code,
 		code, recovery = "", code // not a TOTP code: try it as a recovery code
 	}
 	uid := engine.AsString(row[0])
-	st, err := au.totpState(ctx, ci.ID, uid)
+	st, err := fa.totpState(ctx, ci.ID, uid)
 	if err != nil {
 		return 0, err
 	}
 	if st == nil || !st.enabled {
 		return 0, errTOTPOff
 	}
-	f := au.checkFactor(ci.ID, uid, st, code, recovery)
+	f := fa.checkFactor(ci.ID, uid, st, code, recovery)
 	if f == (secondFactor{}) {
 		return 0, errBadCode
 	}
-	_, idx, err := au.core.Propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: uid, Factor: f, Now: au.core.Now().Unix()})
+	_, idx, err := fa.au.core.Propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: uid, Factor: f, Now: fa.au.core.Now().Unix()})
 	return idx, err
 }
 
 // AdminDisableMFA clears a user's TOTP (secret and recovery codes), for an
 // admin; it succeeds when TOTP was off already. 404 for an unknown user.
-func (au *Auth) AdminDisableMFA(ctx context.Context, name, id string) (uint64, error) {
-	ci, err := au.authCollection(name)
+func (fa *Factors) AdminDisableMFA(ctx context.Context, name, id string) (uint64, error) {
+	ci, err := fa.au.authCollection(name)
 	if err != nil {
 		return 0, err
 	}
-	row, err := au.userByID(ctx, ci, id)
+	row, err := fa.au.userByID(ctx, ci, id)
 	if err != nil {
 		return 0, err
 	}
 	if row == nil {
 		return 0, errUserNotFound
 	}
-	_, idx, err := au.core.Propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: id, Admin: true, Now: au.core.Now().Unix()})
+	_, idx, err := fa.au.core.Propose(ctx, cmdTOTPDisable, totpDisableCmd{Coll: ci.ID, UserID: id, Admin: true, Now: fa.au.core.Now().Unix()})
 	return idx, err
 }
 
 var errUserNotFound = &engine.Error{Kind: engine.KindNotFound, Message: "User not found"}
 
-func (au *Auth) applyTOTPDisable(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (fa *Factors) applyTOTPDisable(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[totpDisableCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -413,27 +413,27 @@ type recoveryRegenerateCmd struct {
 
 // RegenerateRecoveryCodes replaces the caller's recovery codes with ten
 // new ones, returned this once. TOTP must be on.
-func (au *Auth) RegenerateRecoveryCodes(ctx context.Context, p engine.Principal, name string) ([]string, uint64, error) {
-	ci, row, err := au.totpCaller(ctx, p, name)
+func (fa *Factors) RegenerateRecoveryCodes(ctx context.Context, p engine.Principal, name string) ([]string, uint64, error) {
+	ci, row, err := fa.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, 0, err
 	}
 	uid := engine.AsString(row[0])
-	if on, err := au.totpEnabled(ctx, ci.ID, uid); err != nil || !on {
+	if on, err := fa.totpEnabled(ctx, ci.ID, uid); err != nil || !on {
 		return nil, 0, engine.FirstErr(err, errTOTPOff)
 	}
-	codes, hashes, err := au.newRecoveryCodes()
+	codes, hashes, err := fa.newRecoveryCodes()
 	if err != nil {
 		return nil, 0, err
 	}
-	_, idx, err := au.core.Propose(ctx, cmdRecoveryRegenerate, recoveryRegenerateCmd{Coll: ci.ID, UserID: uid, Hashes: hashes})
+	_, idx, err := fa.au.core.Propose(ctx, cmdRecoveryRegenerate, recoveryRegenerateCmd{Coll: ci.ID, UserID: uid, Hashes: hashes})
 	if err != nil {
 		return nil, idx, err
 	}
 	return codes, idx, nil
 }
 
-func (au *Auth) applyRecoveryRegenerate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+func (fa *Factors) applyRecoveryRegenerate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	c, err := engine.DecodeCmd[recoveryRegenerateCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -446,13 +446,13 @@ func (au *Auth) applyRecoveryRegenerate(tx *fsm.Tx, cmd fsm.Command) (any, error
 
 // RecoveryCodesStatus counts the caller's recovery codes (both 0 when TOTP
 // is off).
-func (au *Auth) RecoveryCodesStatus(ctx context.Context, p engine.Principal, name string) (*RecoveryStatus, error) {
-	ci, row, err := au.totpCaller(ctx, p, name)
+func (fa *Factors) RecoveryCodesStatus(ctx context.Context, p engine.Principal, name string) (*RecoveryStatus, error) {
+	ci, row, err := fa.totpCaller(ctx, p, name)
 	if err != nil {
 		return nil, err
 	}
 	var st RecoveryStatus
-	err = au.core.Store().View(ctx, func(r *fsm.Reader) error {
+	err = fa.au.core.Store().View(ctx, func(r *fsm.Reader) error {
 		return r.QueryRow(`SELECT count(*), coalesce(sum(used_at = 0), 0) FROM _svc_recovery_codes
 			WHERE coll = ? AND user_id = ? AND EXISTS (SELECT 1 FROM _svc_totp t WHERE t.coll = ? AND t.user_id = ? AND t.enabled = 1)`,
 			ci.ID, engine.AsString(row[0]), ci.ID, engine.AsString(row[0])).Scan(&st.Total, &st.Remaining)

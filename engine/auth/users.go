@@ -87,7 +87,7 @@ func (au *Auth) Register(ctx context.Context, p engine.Principal, name string, b
 	if !au.authFeature(ci, "password") {
 		return nil, 0, errFeatureOff("Password sign-up")
 	}
-	return au.core.CreateRecord(ctx, p, ci.Name, body)
+	return au.core.Records().CreateRecord(ctx, p, ci.Name, body)
 }
 
 // LoginUser checks an email and password against auth collection name and
@@ -124,7 +124,7 @@ func (au *Auth) LoginUser(ctx context.Context, name, email, plain, ip string) (*
 		return nil, ErrInvalidCreds
 	}
 	au.loginSucceeded(ctx, key)
-	if t, err := au.mfaGate(ctx, ci, engine.AsString(row[0])); t != nil || err != nil {
+	if t, err := au.fac.mfaGate(ctx, ci, engine.AsString(row[0])); t != nil || err != nil {
 		return t, err
 	}
 	return au.issueUserSession(ci, row, 0, "")
@@ -158,7 +158,7 @@ func (au *Auth) userWhere(ctx context.Context, ci *engine.Coll, cond string, arg
 // admin's impersonation token.
 func (au *Auth) issueUserSession(ci *engine.Coll, row []any, authTime int64, impersonator string) (*UserSession, error) {
 	anon := asBool(row[ci.RowIndex("is_anonymous")])
-	ttl := au.windowSetting("auth.user.window_seconds", 7*24*time.Hour)
+	ttl := au.adm.windowSetting("auth.user.window_seconds", 7*24*time.Hour)
 	switch {
 	case impersonator != "":
 		ttl = impersonationTTL
@@ -192,7 +192,7 @@ func (au *Auth) Refresh(ctx context.Context, p engine.Principal) (*RefreshedSess
 	if p.Claims == nil || p.Kind == engine.Anonymous {
 		return nil, 0, errAuthRequired
 	}
-	window := au.windowSetting("auth.refresh.window_seconds", 7*24*time.Hour)
+	window := au.adm.windowSetting("auth.refresh.window_seconds", 7*24*time.Hour)
 	if p.Claims.ImpersonatedBy != "" {
 		// An impersonation lasts an hour from when the admin started it,
 		// however often it is refreshed.
@@ -208,11 +208,11 @@ func (au *Auth) Refresh(ctx context.Context, p engine.Principal) (*RefreshedSess
 	var out *RefreshedSession
 	switch p.Kind {
 	case engine.AdminPrincipal:
-		a := au.AdminByID(p.ID)
+		a := au.adm.AdminByID(p.ID)
 		if a == nil {
 			return nil, 0, errBadToken
 		}
-		s, _, err := au.openAdminSession(ctx, a, authTime, ClientInfo{})
+		s, _, err := au.adm.openAdminSession(ctx, a, authTime, ClientInfo{})
 		if err != nil {
 			return nil, 0, err
 		}

@@ -177,7 +177,7 @@ func (im *csvImporter) flush(ctx context.Context) error {
 				continue
 			}
 			in, d := csvRowInput(ci, cols, pr.cells)
-			create, verr := core.PrepareAdminCreate(im.p, ci, in, now)
+			create, verr := core.Records().PrepareAdminCreate(im.p, ci, in, now)
 			if verr != nil || d != nil {
 				// Every field's problem at once: the cells that did not
 				// decode, and what validation says of the others.

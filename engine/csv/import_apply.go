@@ -47,7 +47,7 @@ func (m *CSV) applyImport(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	for i := range c.Rows {
 		r := &c.Rows[i]
 		err := tx.Nested(func() error {
-			return m.core.ApplyRecordCreate(tx, ci, &r.Create)
+			return m.core.Records().ApplyRecordCreate(tx, ci, &r.Create)
 		})
 		if err == nil {
 			continue

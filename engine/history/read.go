@@ -184,7 +184,7 @@ func (h *History) RestoreRecord(ctx context.Context, p engine.Principal, name, i
 	}
 	// Conditional on the record read here: a change in between is a 412,
 	// not silently overwritten.
-	return h.core.UpdateRecord(ctx, p, name, id, body, etag)
+	return h.core.Records().UpdateRecord(ctx, p, name, id, body, etag)
 }
 
 // restoreBody is the update body of a restore: the snapshot as an admin

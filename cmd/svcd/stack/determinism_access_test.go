@@ -13,7 +13,7 @@ import (
 // apply time), password changes, force-logout, revocations, API tokens,
 // sign-ins (session records and lockout counters) and audit entries.
 func (w *detWorkload) opAccess(r *rand.Rand) {
-	admins := w.auth.Admins()
+	admins := w.auth.Admins().Admins()
 	pick := func() *auth.Admin {
 		if len(admins) == 0 {
 			return nil
@@ -28,14 +28,14 @@ func (w *detWorkload) opAccess(r *rand.Rand) {
 			return
 		}
 		role := []string{"viewer", "editor", "developer", "owner"}[r.IntN(4)]
-		_, idx, err := w.auth.UpdateAdmin(w.ctx, w.admin, a.ID, auth.AdminPatch{Role: &role})
+		_, idx, err := w.auth.Admins().UpdateAdmin(w.ctx, w.admin, a.ID, auth.AdminPatch{Role: &role})
 		w.note("admin.role", idx, err)
 	case 1:
 		a := pick()
 		if a == nil {
 			return
 		}
-		idx, err := w.auth.DeleteAdmin(w.ctx, a.ID)
+		idx, err := w.auth.Admins().DeleteAdmin(w.ctx, a.ID)
 		w.note("admin.delete", idx, err)
 	case 2:
 		a := pick()
@@ -43,10 +43,10 @@ func (w *detWorkload) opAccess(r *rand.Rand) {
 			return
 		}
 		pw := "another-horse-battery"
-		_, idx, err := w.auth.UpdateAdmin(w.ctx, w.admin, a.ID, auth.AdminPatch{Password: &pw})
+		_, idx, err := w.auth.Admins().UpdateAdmin(w.ctx, w.admin, a.ID, auth.AdminPatch{Password: &pw})
 		w.note("admin.password", idx, err)
 	case 3:
-		idx, err := w.auth.LogoutAllAdmins(w.ctx)
+		idx, err := w.auth.Admins().LogoutAllAdmins(w.ctx)
 		w.note("admins.logout", idx, err)
 	case 4:
 		idx, err := w.auth.Revoke(w.ctx, auth.RevokedToken{JTI: fmt.Sprintf("jti%d", r.IntN(50)), Exp: int64(r.IntN(1000))})
@@ -57,7 +57,7 @@ func (w *detWorkload) opAccess(r *rand.Rand) {
 		if r.IntN(2) == 0 {
 			pw = "wrong-horse-battery"
 		}
-		_, err := w.auth.LoginAdmin(w.ctx, fmt.Sprintf("owner%d@example.com", r.IntN(8)), pw, client)
+		_, err := w.auth.Admins().LoginAdmin(w.ctx, fmt.Sprintf("owner%d@example.com", r.IntN(8)), pw, client)
 		w.note("admin.login", 0, err)
 	case 6:
 		a := pick()
@@ -65,14 +65,14 @@ func (w *detWorkload) opAccess(r *rand.Rand) {
 			return
 		}
 		caller := engine.Principal{Kind: engine.AdminPrincipal, ID: a.ID, Role: engine.ParseRole(a.Role)}
-		_, idx, err := w.auth.MintAPIToken(w.ctx, caller, "t", []string{"read", "collection:posts:*"}, int64(r.IntN(3600)))
+		_, idx, err := w.auth.Admins().MintAPIToken(w.ctx, caller, "t", []string{"read", "collection:posts:*"}, int64(r.IntN(3600)))
 		w.note("api_token.create", idx, err)
-		if toks := w.auth.APITokens(); len(toks) > 0 && r.IntN(2) == 0 {
-			idx, err := w.auth.DeleteAPIToken(w.ctx, toks[r.IntN(len(toks))].ID)
+		if toks := w.auth.Admins().APITokens(); len(toks) > 0 && r.IntN(2) == 0 {
+			idx, err := w.auth.Admins().DeleteAPIToken(w.ctx, toks[r.IntN(len(toks))].ID)
 			w.note("api_token.delete", idx, err)
 		}
 	default:
-		err := w.auth.Audit(w.ctx, auth.AuditEntry{ActorID: "adm", Method: "POST", Path: "/api/v1/admin/x", Action: "x.create", Status: 201 + r.IntN(3)})
+		err := w.auth.Admins().Audit(w.ctx, auth.AuditEntry{ActorID: "adm", Method: "POST", Path: "/api/v1/admin/x", Action: "x.create", Status: 201 + r.IntN(3)})
 		w.note("audit", 0, err)
 	}
 }

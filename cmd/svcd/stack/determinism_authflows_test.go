@@ -114,7 +114,7 @@ func newFlowWorkload(t *testing.T, node *replNode) *flowWorkload {
 	t.Cleanup(cancel)
 	w := &flowWorkload{t: t, eng: node.Engine, auth: node.Auth, signer: signer, ctx: ctx,
 		users: map[string]*flowUser{}, outcomes: map[uint64]detOutcome{}, logged: map[string]int{}, kinds: map[string]int{}}
-	c, _, err := w.eng.CreateCollection(ctx, []byte(`{"name":"members","type":"auth","create_rule":"","fields":[{"name":"name","type":"text"}],
+	c, _, err := w.eng.Schema().CreateCollection(ctx, []byte(`{"name":"members","type":"auth","create_rule":"","fields":[{"name":"name","type":"text"}],
 		"view_rule":"id = @request.auth.id","update_rule":"id = @request.auth.id",
 		"auth_options":{"password":true,"otp":true,"anonymous":true,"mfa":true,"oauth2":true}}`))
 	if err != nil {
@@ -288,7 +288,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		if !ok {
 			return
 		}
-		s, idx, err := w.auth.SetupTOTP(w.ctx, p, "members")
+		s, idx, err := w.auth.Factors().SetupTOTP(w.ctx, p, "members")
 		w.note("totp.setup", idx, err, false)
 		if err != nil {
 			return
@@ -296,7 +296,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		w.update(u.email, func(x *flowUser) { x.secret = s.Secret })
 		if r.IntN(3) > 0 {
 			code, _ := totp.Code(s.Secret, time.Now())
-			on, idx, err := w.auth.ConfirmTOTP(w.ctx, p, "members", code)
+			on, idx, err := w.auth.Factors().ConfirmTOTP(w.ctx, p, "members", code)
 			w.note("totp.confirm", idx, err, false)
 			if err == nil {
 				w.update(u.email, func(x *flowUser) { x.recovery = on.RecoveryCodes })
@@ -308,7 +308,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 			return
 		}
 		code, _ := totp.Code(u.secret, time.Now())
-		on, idx, err := w.auth.ConfirmTOTP(w.ctx, p, "members", code)
+		on, idx, err := w.auth.Factors().ConfirmTOTP(w.ctx, p, "members", code)
 		w.note("totp.confirm", idx, err, false)
 		if err == nil {
 			w.update(u.email, func(x *flowUser) { x.recovery = on.RecoveryCodes })
@@ -330,7 +330,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		if code == "" && rec == "" {
 			code = fmt.Sprintf("%06d", r.IntN(1000000))
 		}
-		sess, idx, err := w.auth.LoginMFA(w.ctx, "members", s.MFAToken, code, rec)
+		sess, idx, err := w.auth.Factors().LoginMFA(w.ctx, "members", s.MFAToken, code, rec)
 		w.note("mfa.exchange", idx, err, wrongCodeCounted(err))
 		if err == nil {
 			w.update(u.email, func(x *flowUser) { x.token = sess.Token })
@@ -340,14 +340,14 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		if !ok || len(u.recovery) == 0 {
 			return
 		}
-		idx, err := w.auth.DisableTOTP(w.ctx, p, "members", "", u.recovery[r.IntN(len(u.recovery))])
+		idx, err := w.auth.Factors().DisableTOTP(w.ctx, p, "members", "", u.recovery[r.IntN(len(u.recovery))])
 		w.note("totp.disable", idx, err, false)
 	case op == 14:
 		p, ok := w.principal(u.token)
 		if !ok {
 			return
 		}
-		codes, idx, err := w.auth.RegenerateRecoveryCodes(w.ctx, p, "members")
+		codes, idx, err := w.auth.Factors().RegenerateRecoveryCodes(w.ctx, p, "members")
 		w.note("recovery.regenerate", idx, err, false)
 		if err == nil {
 			w.update(u.email, func(x *flowUser) { x.recovery = codes })
@@ -373,7 +373,7 @@ func (w *flowWorkload) step(r *rand.Rand) {
 		idx, err := w.auth.ConfirmVerification(w.ctx, "members", tok)
 		w.note("verify.confirm", idx, err, false)
 	case op == 18:
-		idx, err := w.auth.AdminDisableMFA(w.ctx, "members", u.id)
+		idx, err := w.auth.Factors().AdminDisableMFA(w.ctx, "members", u.id)
 		w.note("admin.disable_mfa", idx, err, false)
 	}
 }

@@ -19,7 +19,7 @@ func (w *detWorkload) opBatch(r *rand.Rand) {
 	colls := make([]string, 0, n)
 	for i := 0; i < n; i++ {
 		logical, id := w.pickCollection(r)
-		c, err := w.eng.Collection(id)
+		c, err := w.eng.Schema().Collection(id)
 		if err != nil {
 			w.t.Errorf("collection %s vanished: %v", logical, err)
 			return
@@ -47,7 +47,7 @@ func (w *detWorkload) opBatch(r *rand.Rand) {
 		ops = append(ops, op)
 		colls = append(colls, id)
 	}
-	res, idx, err := w.eng.Batch(w.ctx, w.admin, ops)
+	res, idx, err := w.eng.Records().Batch(w.ctx, w.admin, ops)
 	w.note(fmt.Sprintf("batch of %d", n), idx, err)
 	w.mu.Lock()
 	if err == nil {

@@ -84,7 +84,7 @@ func TestDeterministicReplay(t *testing.T) {
 
 func collectionNames(e *engine.Engine) string {
 	var names []string
-	for _, c := range e.Collections() {
+	for _, c := range e.Schema().Collections() {
 		var fields []string
 		for _, f := range c.Fields {
 			fields = append(fields, f.Name+":"+f.Type)
@@ -216,7 +216,7 @@ func (w *detWorkload) must(op string, idx uint64, err error) {
 }
 
 func (w *detWorkload) setup() {
-	_, idx, err := w.auth.CreateOwner(w.ctx, "owner0@example.com", "correct-horse-battery")
+	_, idx, err := w.auth.Admins().CreateOwner(w.ctx, "owner0@example.com", "correct-horse-battery")
 	w.must("setup owner", idx, err)
 	_, idx, err = w.eng.PatchSettings(w.ctx, []byte(`{"app.url": "https://svcd.test", "cors.max_age": 300}`))
 	w.must("setup settings", idx, err)
@@ -249,7 +249,7 @@ func (w *detWorkload) setup() {
 			{"name": "refs", "type": "relation", "collection": "posts", "multiple": true, "max_select": 3},
 			{"name": "flag", "type": "bool"}]}`},
 	} {
-		col, idx, err := w.eng.CreateCollection(w.ctx, []byte(c.body))
+		col, idx, err := w.eng.Schema().CreateCollection(w.ctx, []byte(c.body))
 		w.must("setup collection "+c.name, idx, err)
 		w.colls[c.name] = col.ID
 		w.records[col.ID] = map[string]string{}
@@ -490,7 +490,7 @@ func (w *detWorkload) body(r *rand.Rand, c *schema.Collection, partial bool) map
 
 func (w *detWorkload) opCreate(r *rand.Rand) {
 	logical, id := w.pickCollection(r)
-	c, err := w.eng.Collection(id)
+	c, err := w.eng.Schema().Collection(id)
 	if err != nil {
 		w.t.Errorf("collection %s vanished: %v", logical, err)
 		return
@@ -506,7 +506,7 @@ func (w *detWorkload) opCreate(r *rand.Rand) {
 		}
 	}
 	b, _ := json.Marshal(m)
-	rec, idx, err := w.eng.CreateRecord(w.ctx, w.admin, id, b)
+	rec, idx, err := w.eng.Records().CreateRecord(w.ctx, w.admin, id, b)
 	w.note(op, idx, err)
 	if err == nil {
 		w.remember(id, rec)
@@ -528,7 +528,7 @@ func (w *detWorkload) ifMatch(r *rand.Rand, etag string) string {
 
 func (w *detWorkload) opUpdate(r *rand.Rand) {
 	logical, id := w.pickCollection(r)
-	c, err := w.eng.Collection(id)
+	c, err := w.eng.Schema().Collection(id)
 	if err != nil {
 		w.t.Errorf("collection %s vanished: %v", logical, err)
 		return
@@ -540,7 +540,7 @@ func (w *detWorkload) opUpdate(r *rand.Rand) {
 		op += " (missing)"
 	}
 	b, _ := json.Marshal(w.body(r, c, true))
-	rec, idx, err := w.eng.UpdateRecord(w.ctx, w.admin, id, rid, b, w.ifMatch(r, etag))
+	rec, idx, err := w.eng.Records().UpdateRecord(w.ctx, w.admin, id, rid, b, w.ifMatch(r, etag))
 	w.note(op, idx, err)
 	if err == nil {
 		w.remember(id, rec)
@@ -555,7 +555,7 @@ func (w *detWorkload) opDelete(r *rand.Rand) {
 		rid, etag = randID(r), ""
 		op += " (missing)"
 	}
-	idx, err := w.eng.DeleteRecord(w.ctx, w.admin, id, rid, w.ifMatch(r, etag))
+	idx, err := w.eng.Records().DeleteRecord(w.ctx, w.admin, id, rid, w.ifMatch(r, etag))
 	w.note(op, idx, err)
 	if err == nil {
 		w.forget(id, rid)
@@ -585,7 +585,7 @@ func (w *detWorkload) opOwner(r *rand.Rand) {
 	if r.IntN(6) == 0 {
 		pw = "short" // validation error
 	}
-	_, idx, err := w.auth.CreateOwner(w.ctx, fmt.Sprintf("Owner%d@Example.com", r.IntN(8)), pw)
+	_, idx, err := w.auth.Admins().CreateOwner(w.ctx, fmt.Sprintf("Owner%d@Example.com", r.IntN(8)), pw)
 	w.note("owner", idx, err)
 }
 
@@ -603,7 +603,7 @@ func (w *detWorkload) opSchema(r *rand.Rand) {
 	w.fieldSeq++
 	seq := w.fieldSeq
 	w.mu.Unlock()
-	notes, err := w.eng.Collection(notesID)
+	notes, err := w.eng.Schema().Collection(notesID)
 	if err != nil {
 		w.t.Errorf("notes vanished: %v", err)
 		return
@@ -627,7 +627,7 @@ func (w *detWorkload) opSchema(r *rand.Rand) {
 		return
 	case k == 10:
 		// Referenced by posts.author: refused at apply time.
-		idx, err := w.eng.DeleteCollection(w.ctx, authorsID)
+		idx, err := w.eng.Schema().DeleteCollection(w.ctx, authorsID)
 		w.note("schema delete referenced collection", idx, err)
 		if err == nil {
 			w.t.Errorf("deleting authors, referenced by posts.author, succeeded")
@@ -677,7 +677,7 @@ func (w *detWorkload) opSchema(r *rand.Rand) {
 	case k == 6:
 		op = "schema toggle unique"
 		if r.IntN(2) == 0 {
-			authors, err := w.eng.Collection(authorsID)
+			authors, err := w.eng.Schema().Collection(authorsID)
 			if err != nil {
 				w.t.Errorf("authors vanished: %v", err)
 				return
@@ -699,7 +699,7 @@ func (w *detWorkload) opSchema(r *rand.Rand) {
 		body = map[string]any{"view_rule": rules[r.IntN(2)], "update_rule": rules[r.IntN(2)]}
 	}
 	b, _ := json.Marshal(body)
-	_, idx, err := w.eng.UpdateCollection(w.ctx, target, b)
+	_, idx, err := w.eng.Schema().UpdateCollection(w.ctx, target, b)
 	w.note(op, idx, err)
 }
 
@@ -710,20 +710,20 @@ func (w *detWorkload) tempCollection(r *rand.Rand, seq int) {
 		{"name": "a", "type": "text", "unique": true},
 		{"name": "n", "type": "number"},
 		{"name": "post", "type": "relation", "collection": "posts"}]}`, name)
-	c, idx, err := w.eng.CreateCollection(w.ctx, []byte(body))
+	c, idx, err := w.eng.Schema().CreateCollection(w.ctx, []byte(body))
 	w.note("schema create temp collection", idx, err)
 	if err != nil {
 		return
 	}
 	for i := 0; i < 1+r.IntN(4); i++ {
 		b, _ := json.Marshal(map[string]any{"a": fmt.Sprintf("v%d", r.IntN(3)), "n": r.IntN(10)})
-		_, idx, err := w.eng.CreateRecord(w.ctx, w.admin, c.ID, b)
+		_, idx, err := w.eng.Records().CreateRecord(w.ctx, w.admin, c.ID, b)
 		w.note("create temp", idx, err)
 	}
 	if r.IntN(4) == 0 {
 		return // left in place
 	}
-	idx, err = w.eng.DeleteCollection(w.ctx, c.ID)
+	idx, err = w.eng.Schema().DeleteCollection(w.ctx, c.ID)
 	w.note("schema delete temp collection", idx, err)
 }
 
@@ -732,7 +732,7 @@ func (w *detWorkload) tempCollection(r *rand.Rand, seq int) {
 func (w *detWorkload) viewCollection(r *rand.Rand, seq int) {
 	name := fmt.Sprintf("v_%d", seq)
 	body := fmt.Sprintf(`{"name": %q, "type": "view", "view_query": "SELECT id, name, age, created FROM authors WHERE age > %d"}`, name, r.IntN(100))
-	c, idx, err := w.eng.CreateCollection(w.ctx, []byte(body))
+	c, idx, err := w.eng.Schema().CreateCollection(w.ctx, []byte(body))
 	w.note("schema create view", idx, err)
 	if err != nil {
 		return
@@ -740,10 +740,10 @@ func (w *detWorkload) viewCollection(r *rand.Rand, seq int) {
 	switch r.IntN(3) {
 	case 0:
 		b := fmt.Sprintf(`{"view_query": "SELECT id, email, active FROM authors WHERE age < %d"}`, r.IntN(100))
-		_, idx, err = w.eng.UpdateCollection(w.ctx, c.ID, []byte(b))
+		_, idx, err = w.eng.Schema().UpdateCollection(w.ctx, c.ID, []byte(b))
 		w.note("schema update view", idx, err)
 	case 1:
-		idx, err = w.eng.DeleteCollection(w.ctx, c.ID)
+		idx, err = w.eng.Schema().DeleteCollection(w.ctx, c.ID)
 		w.note("schema delete view", idx, err)
 	}
 }

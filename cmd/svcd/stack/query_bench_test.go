@@ -48,7 +48,7 @@ func fill(b *testing.B, st *stack.Stack, coll string, n int, body func(i int) ma
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < n; i += 32 {
-				rec, _, err := st.Engine.CreateRecord(context.Background(), benchOwner, coll, mustJSON(body(i)))
+				rec, _, err := st.Engine.Records().CreateRecord(context.Background(), benchOwner, coll, mustJSON(body(i)))
 				if err != nil {
 					errs <- err
 					return
@@ -69,7 +69,7 @@ func fill(b *testing.B, st *stack.Stack, coll string, n int, body func(i int) ma
 
 func createColl(b *testing.B, st *stack.Stack, def map[string]any) {
 	b.Helper()
-	if _, _, err := st.Engine.CreateCollection(context.Background(), mustJSON(def)); err != nil {
+	if _, _, err := st.Engine.Schema().CreateCollection(context.Background(), mustJSON(def)); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -87,14 +87,14 @@ func BenchmarkListFilter100k(b *testing.B) {
 	q := engine.ListQuery{PerPage: 30, Filter: `n = 500 && cat = "c3"`}
 	run := func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			l, err := st.Engine.ListRecords(context.Background(), engine.Principal{}, "items", q)
+			l, err := st.Engine.Records().ListRecords(context.Background(), engine.Principal{}, "items", q)
 			if err != nil || l.TotalItems == 0 {
 				b.Fatalf("list: %v %+v", err, l)
 			}
 		}
 	}
 	b.Run("no-index", run)
-	if _, _, err := st.Engine.CreateIndex(context.Background(), "items", "n", false); err != nil {
+	if _, _, err := st.Engine.Schema().CreateIndex(context.Background(), "items", "n", false); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("index-on-n", run)
@@ -109,7 +109,7 @@ func BenchmarkKeysetPage(b *testing.B) {
 	ctx := context.Background()
 	cursors := []string{""}
 	for len(cursors) < 1000 {
-		l, err := st.Engine.ListRecords(ctx, engine.Principal{}, "items", engine.ListQuery{PerPage: 30, CursorMode: true, Cursor: cursors[len(cursors)-1], SkipTotal: true})
+		l, err := st.Engine.Records().ListRecords(ctx, engine.Principal{}, "items", engine.ListQuery{PerPage: 30, CursorMode: true, Cursor: cursors[len(cursors)-1], SkipTotal: true})
 		if err != nil || l.NextCursor == "" {
 			b.Fatalf("walk: %v", err)
 		}
@@ -119,7 +119,7 @@ func BenchmarkKeysetPage(b *testing.B) {
 		b.Run(fmt.Sprintf("cursor-page-%d", page), func(b *testing.B) {
 			q := engine.ListQuery{PerPage: 30, CursorMode: true, Cursor: cursors[page-1], SkipTotal: true}
 			for i := 0; i < b.N; i++ {
-				if _, err := st.Engine.ListRecords(ctx, engine.Principal{}, "items", q); err != nil {
+				if _, err := st.Engine.Records().ListRecords(ctx, engine.Principal{}, "items", q); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -128,7 +128,7 @@ func BenchmarkKeysetPage(b *testing.B) {
 	b.Run("offset-page-1000", func(b *testing.B) {
 		q := engine.ListQuery{PerPage: 30, Page: 1000, SkipTotal: true}
 		for i := 0; i < b.N; i++ {
-			if _, err := st.Engine.ListRecords(ctx, engine.Principal{}, "items", q); err != nil {
+			if _, err := st.Engine.Records().ListRecords(ctx, engine.Principal{}, "items", q); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -154,7 +154,7 @@ func BenchmarkExpandNested(b *testing.B) {
 	q := engine.ListQuery{PerPage: 30, Expand: "author.company"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := st.Engine.ListRecords(context.Background(), engine.Principal{}, "posts", q); err != nil {
+		if _, err := st.Engine.Records().ListRecords(context.Background(), engine.Principal{}, "posts", q); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -28,7 +28,7 @@ func TestRealtimeIDsAgreeAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
 	admin := engine.Principal{Kind: engine.AdminPrincipal, Role: engine.ParseRole("owner")}
 	mustColl := func(body string) {
-		if _, _, err := node.Engine.CreateCollection(ctx, []byte(body)); err != nil {
+		if _, _, err := node.Engine.Schema().CreateCollection(ctx, []byte(body)); err != nil {
 			t.Fatalf("create collection: %v", err)
 		}
 	}
@@ -39,7 +39,7 @@ func TestRealtimeIDsAgreeAcrossReplicas(t *testing.T) {
 		{"name": "author", "type": "relation", "collection": "authors", "cascade": true}]}`)
 	mustColl(`{"name": "notes", "type": "base", "view_rule": "", "fields": [{"name": "post", "type": "relation", "collection": "posts"}]}`)
 	create := func(coll, body string) string {
-		rec, _, err := node.Engine.CreateRecord(ctx, admin, coll, []byte(body))
+		rec, _, err := node.Engine.Records().CreateRecord(ctx, admin, coll, []byte(body))
 		if err != nil {
 			t.Fatalf("create %s: %v", coll, err)
 		}
@@ -50,12 +50,12 @@ func TestRealtimeIDsAgreeAcrossReplicas(t *testing.T) {
 		p1 := create("posts", fmt.Sprintf(`{"title": "p%d", "author": %q}`, i, a))
 		create("posts", fmt.Sprintf(`{"title": "q%d", "author": %q}`, i, a))
 		create("notes", fmt.Sprintf(`{"post": %q}`, p1))
-		if _, _, err := node.Engine.UpdateRecord(ctx, admin, "authors", a, []byte(`{"name": "renamed"}`), ""); err != nil {
+		if _, _, err := node.Engine.Records().UpdateRecord(ctx, admin, "authors", a, []byte(`{"name": "renamed"}`), ""); err != nil {
 			t.Fatal(err)
 		}
 		if i > 0 {
 			// Deletes the author, cascades to its two posts, clears the note.
-			if _, err := node.Engine.DeleteRecord(ctx, admin, "authors", a, ""); err != nil {
+			if _, err := node.Engine.Records().DeleteRecord(ctx, admin, "authors", a, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

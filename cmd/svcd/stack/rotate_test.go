@@ -29,12 +29,12 @@ func TestRotateKey(t *testing.T) {
 	if _, _, err := n.Engine.PatchSettings(ctx, []byte(`{"smtp.pass":"mail-secret"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := n.Engine.CreateCollection(ctx, []byte(`{"name":"vault","type":"base","fields":[{"name":"s","type":"text","encrypted":true}]}`)); err != nil {
+	if _, _, err := n.Engine.Schema().CreateCollection(ctx, []byte(`{"name":"vault","type":"base","fields":[{"name":"s","type":"text","encrypted":true}]}`)); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
 	for _, v := range []string{"one", "two", "three"} {
-		rec, _, err := n.Engine.CreateRecord(ctx, admin, "vault", []byte(`{"s":"`+v+`"}`))
+		rec, _, err := n.Engine.Records().CreateRecord(ctx, admin, "vault", []byte(`{"s":"`+v+`"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestRotateKey(t *testing.T) {
 		t.Helper()
 		var out []string
 		for _, id := range ids {
-			rec, err := n.Engine.GetRecord(ctx, admin, "vault", id, "", "")
+			rec, err := n.Engine.Records().GetRecord(ctx, admin, "vault", id, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func fillBatches(b *testing.B, st *stack.Stack, coll string, n int, body func(i 
 				for i := lo; i < min(lo+per, n); i++ {
 					ops = append(ops, engine.BatchOp{Action: engine.BatchCreate, Collection: coll, Body: mustJSON(body(i))})
 				}
-				if _, _, err := st.Engine.Batch(context.Background(), benchOwner, ops); err != nil {
+				if _, _, err := st.Engine.Records().Batch(context.Background(), benchOwner, ops); err != nil {
 					errs <- err
 					return
 				}
@@ -125,7 +125,7 @@ func BenchmarkSearchFTS(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				total := 0
 				latencies(b, "query", func(i int) {
-					l, err := st.Engine.ListRecords(context.Background(), engine.Principal{}, "docs_fts",
+					l, err := st.Engine.Records().ListRecords(context.Background(), engine.Principal{}, "docs_fts",
 						engine.ListQuery{PerPage: 30, Search: qq.q, SkipTotal: skip})
 					if err != nil {
 						b.Fatal(err)
@@ -174,7 +174,7 @@ func BenchmarkVectorSearch(b *testing.B) {
 	var engP50, goP50 float64
 	b.Run("engine", func(b *testing.B) {
 		engP50, _ = latencies(b, "query", func(i int) {
-			l, err := st.Engine.ListRecords(context.Background(), engine.Principal{}, "vecs",
+			l, err := st.Engine.Records().ListRecords(context.Background(), engine.Principal{}, "vecs",
 				engine.ListQuery{HasNear: true, NearVector: qtext[i%len(qtext)], NearLimit: "10"})
 			if err != nil || l.Vector == nil || l.Vector.Scanned != n {
 				b.Fatalf("%v %+v", err, l)

@@ -40,7 +40,7 @@ func TestSnapshotRestoreAndReplay(t *testing.T) {
 	defer cancel()
 
 	node := replOpen(t, cfg)
-	col, _, err := node.Engine.CreateCollection(ctx, []byte(`{"name": "items", "fields": [
+	col, _, err := node.Engine.Schema().CreateCollection(ctx, []byte(`{"name": "items", "fields": [
 		{"name": "name", "type": "text", "required": true, "searchable": true},
 		{"name": "n", "type": "number", "integer": true},
 		{"name": "tag", "type": "select", "values": ["red", "green", "blue"]},
@@ -63,7 +63,7 @@ func TestSnapshotRestoreAndReplay(t *testing.T) {
 						"name": fmt.Sprintf("item %d", i), "n": i, "tag": []string{"red", "green", "blue"}[i%3],
 						"code": fmt.Sprintf("c%05d", i), "doc": map[string]any{"i": i, "sq": i * i},
 					})
-					if _, _, err := n.Engine.CreateRecord(ctx, admin, col.ID, b); err != nil {
+					if _, _, err := n.Engine.Records().CreateRecord(ctx, admin, col.ID, b); err != nil {
 						errs <- fmt.Errorf("record %d: %w", i, err)
 					}
 				}
@@ -178,10 +178,10 @@ func TestSnapshotRestoreAndReplay(t *testing.T) {
 		}
 		// New writes still work, through the engine's rebuilt caches.
 		write(node, 500, 510, 2)
-		if _, _, err := node.Engine.CreateRecord(ctx, admin, "items", []byte(`{"name": "dup", "code": "c00001"}`)); err == nil {
+		if _, _, err := node.Engine.Records().CreateRecord(ctx, admin, "items", []byte(`{"name": "dup", "code": "c00001"}`)); err == nil {
 			t.Errorf("a duplicate unique value was accepted after restore")
 		}
-		if _, _, err := node.Engine.UpdateCollection(ctx, "items", []byte(`{"name": "things"}`)); err != nil {
+		if _, _, err := node.Engine.Schema().UpdateCollection(ctx, "items", []byte(`{"name": "things"}`)); err != nil {
 			t.Fatalf("rename after restore: %v", err)
 		}
 		final = replDigest(t, node.Store)
@@ -225,7 +225,7 @@ func TestSnapshotRestoreAndReplay(t *testing.T) {
 	// holds them: the node replays them itself, no restore needed.
 	t.Run("slightly old database", func(t *testing.T) {
 		node := restartFrom(t, copyNear, "recent", "replayed committed log entries up to the snapshot")
-		if _, _, err := node.Engine.CreateRecord(ctx, admin, "things", []byte(`{"name": "last", "code": "zz"}`)); err != nil {
+		if _, _, err := node.Engine.Records().CreateRecord(ctx, admin, "things", []byte(`{"name": "last", "code": "zz"}`)); err != nil {
 			t.Fatalf("write after replay: %v", err)
 		}
 	})
