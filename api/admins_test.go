@@ -25,7 +25,8 @@ func newAdmin(t testing.TB, s *apitest.Server, email, role string) (id, tok stri
 
 func TestAdminManagement(t *testing.T) {
 	t.Parallel()
-	s := apitest.Start(t, apitest.Options{})
+	clock := newClock()
+	s := apitest.Start(t, apitest.Options{Clock: clock.Now})
 	owner := s.AdminToken(t)
 	ownerID := apitest.Obj(t, apitest.DecodeMap(t, must(t, s, "GET", "/api/v1/auth/me", bearer(owner)))["data"])["id"].(string)
 
@@ -70,7 +71,7 @@ func TestAdminManagement(t *testing.T) {
 
 	t.Run("a password change signs the admin out", func(t *testing.T) {
 		id, tok := newAdmin(t, s, "pw@example.com", "viewer")
-		time.Sleep(1100 * time.Millisecond) // tokens are refused when issued before the change's second
+		clock.Advance(time.Second) // the token is from a second before the change's
 		s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/admin/admins/"+id, map[string]any{"password": "another-password-9"})
 		if res, _ := s.Do(t, "GET", "/api/v1/admin/collections", nil, bearer(tok)); res.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("token after a password change: %d", res.StatusCode)
@@ -80,7 +81,8 @@ func TestAdminManagement(t *testing.T) {
 
 func TestAdminSessionsAndForceLogout(t *testing.T) {
 	t.Parallel()
-	s := apitest.Start(t, apitest.Options{})
+	clock := newClock()
+	s := apitest.Start(t, apitest.Options{Clock: clock.Now})
 	owner := s.AdminToken(t)
 	_, viewer := newAdmin(t, s, "view@example.com", "viewer")
 	body := must(t, s, "GET", "/api/v1/admin/security/sessions", bearer(owner))
@@ -106,7 +108,7 @@ func TestAdminSessionsAndForceLogout(t *testing.T) {
 		t.Fatalf("unknown session: %d", res.StatusCode)
 	}
 
-	time.Sleep(1100 * time.Millisecond)
+	clock.Advance(time.Second) // the owner's token is from a second before the logout's
 	if res, b := s.Do(t, "POST", "/api/v1/admin/security/force-logout-all", nil, bearer(owner)); res.StatusCode != http.StatusOK {
 		t.Fatalf("force-logout-all: %d %s", res.StatusCode, b)
 	}

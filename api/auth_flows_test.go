@@ -58,7 +58,8 @@ func data(t testing.TB, s *apitest.Server, want int, method, path string, body a
 
 func TestPasswordReset(t *testing.T) {
 	t.Parallel()
-	s := apitest.Start(t, apitest.Options{})
+	clock := newClock()
+	s := apitest.Start(t, apitest.Options{Clock: clock.Now})
 	s.CreateCollection(t, usersCollection())
 	s.CreateCollection(t, coll("posts", "base", nil))
 	s.CreateCollection(t, coll("nopw", "auth", nil, "auth_options", map[string]any{"password": false}))
@@ -125,7 +126,7 @@ func TestPasswordReset(t *testing.T) {
 				}
 				// Token times are whole seconds: let the session from
 				// before be from an earlier second than the reset.
-				time.Sleep(1100 * time.Millisecond)
+				clock.Advance(time.Second)
 			},
 			Body: map[string]any{"token": &tok, "password": "short"}, ExpectedStatus: http.StatusUnprocessableEntity,
 			AfterFunc: apitest.Details("password")},
@@ -160,7 +161,7 @@ func TestPasswordReset(t *testing.T) {
 		first, second := tokenIn(t, md.await(t, "ann@example.com", 2)), tokenIn(t, md.await(t, "ann@example.com", 3))
 		// Tokens are newer than the last reset only when issued in a later
 		// second than it.
-		time.Sleep(1100 * time.Millisecond)
+		clock.Advance(time.Second)
 		data(t, s, http.StatusOK, "POST", url, map[string]any{"email": "ann@example.com"}, nil)
 		third := tokenIn(t, md.await(t, "ann@example.com", 4))
 		data(t, s, http.StatusOK, "POST", confirm, map[string]any{"token": third, "password": "third-password-123"}, nil)

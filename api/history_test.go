@@ -12,12 +12,13 @@ import (
 	"svcd/api/apitest"
 )
 
-// nextSecond sleeps into the next unix second, so that history entries
-// made after it have a later `at` than those before.
-func nextSecond() int64 {
-	now := time.Now()
-	time.Sleep(time.Until(now.Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
-	return time.Now().Unix()
+// nextSecond moves clock to the start of its next unix second, so that
+// history entries made after it have a later `at` than those before, and
+// returns that second.
+func nextSecond(clock *apitest.Clock) int64 {
+	next := clock.Now().Truncate(time.Second).Add(time.Second)
+	clock.Set(next)
+	return next.Unix()
 }
 
 type historyEntry struct {
@@ -94,7 +95,8 @@ func historySummary(h historyPage) []string {
 
 func TestRecordHistory(t *testing.T) {
 	t.Parallel()
-	s := startWithUsers(t)
+	clock := newClock()
+	s := startWithUsersOpts(t, apitest.Options{Clock: clock.Now})
 	s.CreateCollection(t, public(coll("pages", "base", []map[string]any{f("title", "text"), f("note", "text", "hidden", true), f("n", "number")},
 		"history_enabled", true)))
 	s.CreateCollection(t, public(coll("plain", "base", []map[string]any{f("title", "text")})))
@@ -103,9 +105,9 @@ func TestRecordHistory(t *testing.T) {
 
 	doc := historyDo(t, s, http.MethodPost, "/api/v1/pages", map[string]any{"title": "v1", "note": "n1", "n": 1}, as(t, s, "admin", nil), http.StatusCreated)["data"].(map[string]any)
 	id := doc["id"].(string)
-	t1 := nextSecond()
+	t1 := nextSecond(clock)
 	historyDo(t, s, http.MethodPatch, "/api/v1/pages/"+id, map[string]any{"title": "v2", "n": 2}, as(t, s, "alice", nil), http.StatusOK)
-	t2 := nextSecond()
+	t2 := nextSecond(clock)
 	historyDo(t, s, http.MethodPatch, "/api/v1/pages/"+id, map[string]any{"title": "v3"}, nil, http.StatusOK)
 
 	admin := adminID(t, s)

@@ -10,12 +10,14 @@ import (
 
 	"github.com/coder/websocket"
 
+	"svcd/api/apitest"
 	"svcd/realtime"
 )
 
 func TestRealtimeWSReplayLimitsOrigin(t *testing.T) {
 	t.Parallel()
-	s := rtServer(t)
+	clock := newClock()
+	s := rtServerOpts(t, apitest.Options{Clock: clock.Now})
 	subscribe := func(w *wsClient, extra map[string]any) {
 		t := w.t
 		t.Helper()
@@ -71,7 +73,7 @@ func TestRealtimeWSReplayLimitsOrigin(t *testing.T) {
 	})
 	t.Run("replay window exceeded", func(t *testing.T) {
 		s.MustAdmin(t, http.StatusOK, http.MethodPatch, settingsURL, map[string]any{"realtime.retention_sec": 1})
-		time.Sleep(1100 * time.Millisecond)
+		clock.Advance(1100 * time.Millisecond)
 		s.CreateRecord(t, "posts", map[string]any{"title": "a4"}) // evicts a1..a3
 		w := dialWS(t, s, "lastEventId="+ids[0], nil)
 		subscribe(w, nil)

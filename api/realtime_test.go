@@ -23,7 +23,13 @@ import (
 // is the caller) and locked (admin only).
 func rtServer(t *testing.T) *apitest.Server {
 	t.Helper()
-	s := startWithUsers(t)
+	return rtServerOpts(t, apitest.Options{})
+}
+
+// rtServerOpts is rtServer with opts (as startWithUsersOpts).
+func rtServerOpts(t *testing.T, opts apitest.Options) *apitest.Server {
+	t.Helper()
+	s := startWithUsersOpts(t, opts)
 	s.CreateCollection(t, public(coll("posts", "base", []map[string]any{f("title", "text"), f("n", "number")})))
 	s.CreateCollection(t, coll("mine", "base", []map[string]any{f("owner", "text")},
 		"view_rule", "owner = @request.auth.id", "create_rule", ""))

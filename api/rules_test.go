@@ -35,7 +35,15 @@ func (e userSimEngine) Authenticate(ctx context.Context, raw string) (engine.Pri
 
 func startWithUsers(t *testing.T) *apitest.Server {
 	t.Helper()
-	return apitest.Start(t, apitest.Options{WrapAuthenticator: func(a api.Authenticator) api.Authenticator { return userSimEngine{a} }})
+	return startWithUsersOpts(t, apitest.Options{})
+}
+
+// startWithUsersOpts is startWithUsers with opts (its WrapAuthenticator
+// is replaced by the simulation).
+func startWithUsersOpts(t *testing.T, opts apitest.Options) *apitest.Server {
+	t.Helper()
+	opts.WrapAuthenticator = func(a api.Authenticator) api.Authenticator { return userSimEngine{a} }
+	return apitest.Start(t, opts)
 }
 
 // as returns the headers of caller: "" is anonymous, "admin" the admin,

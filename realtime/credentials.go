@@ -167,7 +167,8 @@ func dropConn(m map[string]connSet, key string, c *Conn) {
 	}
 }
 
-// armLocked sets c's expiry timer for exp (zero: none). A timer is a
+// armLocked sets c's expiry timer for exp (zero: none), an instant on the
+// hub's clock (the engine's: the token times come from it). A timer is a
 // runtime timer, not a goroutine: ten thousand idle connections cost ten
 // thousand heap entries. rechecked: the credential was just found to hold,
 // so an exp already past means the clocks disagree: retry a little later.
@@ -180,7 +181,7 @@ func (h *Hub) armLocked(c *Conn, exp time.Time, rechecked bool) {
 	if exp.IsZero() || c.err != nil {
 		return
 	}
-	d := time.Until(exp)
+	d := exp.Sub(h.opts.Clock())
 	if rechecked && d <= 0 {
 		d = expiryRetry
 	}

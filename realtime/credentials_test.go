@@ -18,9 +18,11 @@ import (
 // credAuth is fakeAuth with credentials that end: a "revoked" event
 // (Subject: a token id) revokes that token, a "role" event (Subject: an
 // admin id, Data: the role) changes an admin's role, and expiry names a
-// token's expiry. Recheck counts its calls and may be held (hold).
+// token's expiry, on the clock now (time.Now when nil). Recheck counts its
+// calls and may be held (hold).
 type credAuth struct {
 	fakeAuth
+	now      func() time.Time
 	mu       sync.Mutex
 	revoked  map[string]bool
 	roles    map[string]engine.Role
@@ -46,7 +48,11 @@ func (a *credAuth) Recheck(_ context.Context, p engine.Principal) (engine.Princi
 	if a.revoked[p.TokenID] {
 		return engine.Principal{}, errors.New("revoked")
 	}
-	if exp, ok := a.expiry[p.TokenID]; ok && !time.Now().Before(exp) {
+	now := time.Now
+	if a.now != nil {
+		now = a.now
+	}
+	if exp, ok := a.expiry[p.TokenID]; ok && !now().Before(exp) {
 		return engine.Principal{}, errors.New("expired")
 	}
 	if r, ok := a.roles[p.ID]; ok {
@@ -317,6 +323,27 @@ func TestCredentialExpiry(t *testing.T) {
 	}
 	if ws.Principal().Kind != engine.Anonymous {
 		t.Fatalf("principal %+v", ws.Principal())
+	}
+}
+
+// Expiries are instants on the hub's clock (the engine's, which dated the
+// token), not on time.Now: a clock an hour ahead of time.Now still ends
+// the connection when its credential expires on that clock.
+func TestCredentialExpiryOnHubClock(t *testing.T) {
+	clock := func() time.Time { return time.Now().Add(time.Hour) }
+	a := newCredAuth()
+	a.now = clock
+	h := NewHub(Options{Auth: a, MaxPending: 1 << 20, Clock: clock})
+	a.expiry["t1"] = clock().Add(50 * time.Millisecond)
+	c := subscribed(t, h, admin("a1", "t1"), ConnOptions{Mark: h.AuthMark(), CloseOnRevoke: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := c.Next(ctx); !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("closed: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("expiry seen after %v", d)
 	}
 }
 

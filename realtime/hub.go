@@ -114,7 +114,10 @@ type Options struct {
 	// StartIndex is the applied index when the hub started: an id below it
 	// may name events this node never saw (replay window exceeded).
 	StartIndex uint64
-	Clock      func() time.Time
+	// Clock is the node's wall clock (nil: time.Now): the ring's event
+	// times and retention, presence times, and the credential expiries the
+	// streams are armed for.
+	Clock func() time.Time
 }
 
 // Stats are the hub's figures for the metrics snapshot.

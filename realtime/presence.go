@@ -83,8 +83,12 @@ func (s presSet) del(channel, conn string) {
 // about joins, updates and leaves. It is not in the Raft log: a node's
 // presences live in its memory and leave with it.
 type Presence struct {
-	hub   *Hub
-	epoch int64 // this process's incarnation: its start time
+	hub *Hub
+	// epoch is this process's incarnation: its start time, read from
+	// time.Now rather than clock, since a later incarnation must have a
+	// larger epoch and an injected clock (a test's, the fault build's
+	// skewed one) does not promise that across restarts.
+	epoch int64
 	clock func() time.Time
 
 	mu        sync.Mutex
@@ -111,7 +115,7 @@ type connPresence struct {
 
 func newPresence(h *Hub, clock func() time.Time) *Presence {
 	return &Presence{
-		hub: h, epoch: clock().UnixNano(), clock: clock,
+		hub: h, epoch: time.Now().UnixNano(), clock: clock,
 		local: presSet{}, origins: map[string]*origin{},
 		observers: map[string]map[*Conn]bool{}, perConn: map[*Conn]*connPresence{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}),

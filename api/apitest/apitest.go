@@ -52,6 +52,9 @@ type Options struct {
 	// (tests of slow bodies make them small to run fast).
 	BodyMinRate int64
 	BodyGrace   time.Duration
+	// Clock is the node's wall clock (stack.Config.Clock; nil: time.Now),
+	// usually a Clock's Now.
+	Clock func() time.Time
 }
 
 // Server is one running node.
@@ -88,6 +91,7 @@ func Start(t testing.TB, opts Options) *Server {
 		PasswordParams: password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32},
 		OnStall:        func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },
 		EncryptionKey:  opts.EncryptionKey,
+		Clock:          opts.Clock,
 	}, logger)
 	if err != nil {
 		t.Fatalf("apitest: open stack: %v", err)

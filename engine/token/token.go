@@ -48,16 +48,35 @@ type Signer struct {
 	parser *jwt.Parser
 }
 
+// Option configures a Signer.
+type Option func(*options)
+
+type options struct {
+	now func() time.Time
+}
+
+// WithClock makes Verify judge expiry and issue times against now instead
+// of time.Now: the node's clock, the one its tokens are issued with (a
+// test's fake clock, the fault build's skewed one). nil keeps time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}
+
 // NewSigner returns a signer for key (at least 32 bytes).
-func NewSigner(key []byte) (*Signer, error) {
+func NewSigner(key []byte, opts ...Option) (*Signer, error) {
 	if len(key) < 32 {
 		return nil, errors.New("token: signing key must be at least 32 bytes")
 	}
-	return &Signer{
-		key: append([]byte(nil), key...),
-		parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(),
-			jwt.WithIssuedAt(), jwt.WithStrictDecoding(), jwt.WithLeeway(ClockLeeway)),
-	}, nil
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	popts := []jwt.ParserOption{jwt.WithValidMethods([]string{"HS256"}), jwt.WithIssuer(Issuer), jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(), jwt.WithStrictDecoding(), jwt.WithLeeway(ClockLeeway)}
+	if o.now != nil {
+		popts = append(popts, jwt.WithTimeFunc(o.now))
+	}
+	return &Signer{key: append([]byte(nil), key...), parser: jwt.NewParser(popts...)}, nil
 }
 
 // Issue signs c for audience aud, valid for ttl from now. It fills iss, aud,

@@ -94,3 +94,29 @@ func TestClockLeeway(t *testing.T) {
 		t.Fatal("an expired token verified")
 	}
 }
+
+// TestWithClock: a signer built with a clock judges expiry and issue
+// times by it, not by time.Now.
+func TestWithClock(t *testing.T) {
+	at := time.Now().Add(10 * time.Hour)
+	s, _ := NewSigner(make([]byte, 32), WithClock(func() time.Time { return at }))
+	tok, _, _ := s.Issue(Claims{ID: "u1"}, AudUser, at, time.Hour)
+	// Issued ten hours ahead of time.Now: only the signer's clock makes
+	// it valid.
+	if _, err := s.Verify(tok, AudUser); err != nil {
+		t.Fatalf("a token of the signer's own clock: %v", err)
+	}
+	at = at.Add(2 * time.Hour)
+	if _, err := s.Verify(tok, AudUser); err == nil {
+		t.Fatal("a token expired on the signer's clock verified")
+	}
+	now, _, _ := s.Issue(Claims{ID: "u1"}, AudUser, time.Now(), time.Hour)
+	if _, err := s.Verify(now, AudUser); err == nil {
+		t.Fatal("a token expired on the signer's clock (but not on time.Now) verified")
+	}
+	if plain, _ := NewSigner(make([]byte, 32), WithClock(nil)); plain == nil {
+		t.Fatal("WithClock(nil)")
+	} else if _, err := plain.Verify(now, AudUser); err != nil {
+		t.Fatalf("WithClock(nil) keeps time.Now: %v", err)
+	}
+}

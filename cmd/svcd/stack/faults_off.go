@@ -10,7 +10,8 @@ import (
 )
 
 // faultHooks is empty in production builds: the deliberate defects of
-// faults_on.go exist only in binaries built with the svcfaults tag.
-func faultHooks(*slog.Logger, string) (cluster.Faults, func() time.Time) {
-	return cluster.Faults{}, nil
+// faults_on.go exist only in binaries built with the svcfaults tag. The
+// engine's clock is the configured one, unchanged (nil: time.Now).
+func faultHooks(_ *slog.Logger, _ string, clock func() time.Time) (cluster.Faults, func() time.Time) {
+	return cluster.Faults{}, clock
 }

@@ -21,9 +21,13 @@ import (
 //     the defects of cluster.Faults, to show the checkers catch them;
 //   - SVC_FAULT_CLOCK_FILE names a file (relative to the data directory)
 //     holding a Go duration ("-90s")
-//     added to the engine's wall clock (record timestamps, token times):
-//     clock skew of one process, changeable while it runs.
-func faultHooks(log *slog.Logger, dataDir string) (cluster.Faults, func() time.Time) {
+//     added to the engine's wall clock, base (stack.Config.Clock; nil:
+//     time.Now), for record timestamps and token times: clock skew of one
+//     process, changeable while it runs.
+//
+// The clock returned is the engine's: base, unchanged, without a clock
+// file.
+func faultHooks(log *slog.Logger, dataDir string, base func() time.Time) (cluster.Faults, func() time.Time) {
 	f := cluster.Faults{
 		AckBeforeApply: os.Getenv("SVC_FAULT_ACK_BEFORE_APPLY") == "1",
 		LocalReadIndex: os.Getenv("SVC_FAULT_LOCAL_READ_INDEX") == "1",
@@ -33,21 +37,26 @@ func faultHooks(log *slog.Logger, dataDir string) (cluster.Faults, func() time.T
 	}
 	path := os.Getenv("SVC_FAULT_CLOCK_FILE")
 	if path == "" {
-		return f, nil
+		return f, base
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dataDir, path)
 	}
 	log.Warn("FAULT BUILD: wall clock offset read from a file", "file", path)
-	c := &skewClock{path: path, log: log}
+	if base == nil {
+		base = time.Now
+	}
+	c := &skewClock{path: path, log: log, base: base}
 	return f, c.now
 }
 
-// skewClock is time.Now plus the offset in a file, re-read at most every
-// 100 ms; a missing or empty file means no offset.
+// skewClock is base plus the offset in a file, re-read at most every
+// 100 ms (of real time: base may stand still or jump, as a test's clock
+// does); a missing or empty file means no offset.
 type skewClock struct {
 	path string
 	log  *slog.Logger
+	base func() time.Time
 
 	mu     sync.Mutex
 	offset time.Duration
@@ -55,11 +64,11 @@ type skewClock struct {
 }
 
 func (c *skewClock) now() time.Time {
-	now := time.Now()
+	now, wall := c.base(), time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if now.Sub(c.read) >= 100*time.Millisecond {
-		c.read = now
+	if wall.Sub(c.read) >= 100*time.Millisecond {
+		c.read = wall
 		off := time.Duration(0)
 		if b, err := os.ReadFile(c.path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 			d, err := time.ParseDuration(strings.TrimSpace(string(b)))

@@ -57,6 +57,15 @@ type Config struct {
 	// OnStall, when set, is told when the state machine stops applying at
 	// an entry it cannot apply (fsm/stall.go; the store logs it anyway).
 	OnStall func(fsm.Stall)
+	// Clock is the node's wall clock (nil: time.Now): the times the engine
+	// resolves before proposing (record and token times, expiries, OTP
+	// and MFA windows, lockouts, revocations), token verification, and the
+	// realtime hub's (replay ring, credential expiries, presence). Tests
+	// inject a fake one to move time instead of sleeping. The fault
+	// build's clock skew is added to the engine's times only, as without
+	// a Clock. Raft's timers, HTTP deadlines and the rate limiter keep
+	// real time; the state machine reads no clock.
+	Clock func() time.Time
 }
 
 // Stack is one node's state machine, domain and consensus, wired together.
@@ -103,7 +112,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
-	signer, err := token.NewSigner(key)
+	faults, engineClock := faultHooks(log, cfg.DataDir, cfg.Clock)
+	signer, err := token.NewSigner(key, token.WithClock(cfg.Clock))
 	if err != nil {
 		return nil, err
 	}
@@ -121,18 +131,17 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, fmt.Errorf("encryption key: %w", err)
 	}
-	faults, clock := faultHooks(log, cfg.DataDir)
 	// The guard reads the replicated settings; it dials only after the
 	// engine exists.
 	var eng *engine.Engine
 	guard := egress.New(func(k string) string { return eng.Setting(k) })
-	dom, err := NewDomain(DomainOptions{Signer: signer, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: clock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	eng = dom.Engine
-	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng, dom.Auth), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex()})
+	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng, dom.Auth), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex(), Clock: cfg.Clock})
 	store.Observe(hub.Observe)
 	node, err := cluster.Open(cluster.Config{
 		NodeID:            id,
