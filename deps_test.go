@@ -166,21 +166,77 @@ func isPkg(dep string, pkgs ...string) bool {
 
 func TestImportLayers(t *testing.T) {
 	t.Run("fsm", func(t *testing.T) {
-		// The state machine knows nothing of the domain, HTTP or consensus.
-		checkLayer(t, "svcd/fsm", false, func(dep string) bool {
-			return dep == "net/http" || isPkg(dep, "svcd/engine", "svcd/api", "svcd/cluster")
+		// The state machine knows nothing of the domain, HTTP or consensus,
+		// in its tests too: it never sees hashicorp/raft (cluster adapts
+		// raft's log to it).
+		checkLayer(t, "svcd/fsm", true, func(dep string) bool {
+			return dep == "net/http" || isPkg(dep, "svcd/engine", "svcd/api", "svcd/cluster", "github.com/hashicorp/raft")
 		})
 	})
 	t.Run("engine", func(t *testing.T) {
 		// The domain reaches the log only through its Proposer interface.
 		checkLayer(t, "svcd/engine/...", false, func(dep string) bool {
-			return dep == "net/http" || isPkg(dep, "svcd/api", "svcd/cluster")
+			return dep == "net/http" || isPkg(dep, "svcd/api", "svcd/cluster", "svcd/realtime", "svcd/scheduler", "svcd/cmd")
 		})
+	})
+	t.Run("engine core and modules", func(t *testing.T) {
+		modules, libs := engineModules(t)
+		if len(modules) < 4 {
+			t.Fatalf("engine modules = %v; want at least auth, csv, history, search", modules)
+		}
+		isModule := func(dep string) bool { return modules[dep] }
+		// The core never imports a module, in its tests neither: it knows
+		// modules only through the registries they fill and the
+		// interfaces it declares (Searcher).
+		checkLayer(t, "svcd/engine", true, isModule)
+		// A module never imports another module; a consumer declares an
+		// interface and the composition root wires the two.
+		for m := range modules {
+			checkLayer(t, m, true, func(dep string) bool { return dep != m && isModule(dep) })
+		}
+		// The libraries under engine/ (schema, filter, token, ...) are
+		// leaves of the domain: neither the core nor a module.
+		for l := range libs {
+			checkLayer(t, l, true, func(dep string) bool { return dep == "svcd/engine" || isModule(dep) })
+		}
 	})
 	t.Run("cluster", func(t *testing.T) {
 		checkLayer(t, "svcd/cluster/...", false, func(dep string) bool {
 			return isPkg(dep, "svcd/engine", "svcd/api")
 		})
+	})
+	t.Run("realtime", func(t *testing.T) {
+		modules, _ := engineModules(t)
+		// The hub sees record changes and principals of the core, and the
+		// auth module only through its Credentials interface.
+		checkLayer(t, "svcd/realtime/...", true, func(dep string) bool {
+			return isPkg(dep, "svcd/api", "svcd/cluster", "svcd/cmd", "svcd/scheduler") || modules[dep]
+		})
+	})
+	t.Run("scheduler", func(t *testing.T) {
+		modules, _ := engineModules(t)
+		// Leader-only loops drive the node and the domain through the
+		// interfaces they declare.
+		checkLayer(t, "svcd/scheduler/...", true, func(dep string) bool {
+			return isPkg(dep, "svcd/api", "svcd/cluster", "svcd/cmd", "svcd/realtime") || modules[dep]
+		})
+	})
+	t.Run("svcbench", func(t *testing.T) {
+		// The load generator is a client of the HTTP API only.
+		checkLayer(t, "svcd/cmd/svcbench", false, func(dep string) bool {
+			return isPkg(dep, "svcd") && !isPkg(dep, "svcd/cmd/svcbench")
+		})
+		// Its tests host the node they measure in process: through the
+		// composition root and the HTTP layer, never the domain's insides.
+		roots, g := listDeps(t, "svcd/cmd/svcbench", true)
+		for _, root := range roots {
+			for _, dep := range g[root] {
+				d := basePath(dep)
+				if isPkg(d, "svcd") && !isPkg(d, "svcd/cmd/svcbench", "svcd/cmd/svcd/stack", "svcd/api", "svcd/engine/password") {
+					t.Errorf("%s imports %s; svcbench's tests reach the node only through stack and api", root, d)
+				}
+			}
+		}
 	})
 	t.Run("jepsen", func(t *testing.T) {
 		// The harness speaks to real svcd processes over HTTP only, in its
@@ -193,6 +249,34 @@ func TestImportLayers(t *testing.T) {
 			return isPkg(dep, "svcd") && !isPkg(dep, "svcd/jepsen")
 		})
 	})
+}
+
+// engineModules sorts the packages under engine/ into modules (they
+// import the core, to register on it) and libraries (they do not).
+func engineModules(t *testing.T) (modules, libs map[string]bool) {
+	t.Helper()
+	roots, g := listDeps(t, "svcd/engine/...", false)
+	modules, libs = map[string]bool{}, map[string]bool{}
+	for _, r := range roots {
+		if r == "svcd/engine" {
+			continue
+		}
+		if importsCore(g[r]) {
+			modules[r] = true
+		} else {
+			libs[r] = true
+		}
+	}
+	return modules, libs
+}
+
+func importsCore(deps []string) bool {
+	for _, d := range deps {
+		if basePath(d) == "svcd/engine" {
+			return true
+		}
+	}
+	return false
 }
 
 // TestImportCheckerSeesViolations makes sure the checker itself works: the

@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	"svcd/engine/schema"
-
 	"github.com/go-chi/chi/v5"
+
+	"svcd/engine/schema"
 )
 
 // Collections is what the collection routes need (the engine's core).

@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
-	"svcd/cluster"
-
 	"github.com/go-chi/chi/v5"
+
+	"svcd/cluster"
 )
 
 // Migrations reports whether the replica's internal tables are migrated

@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	"svcd/engine"
-
 	"github.com/go-chi/chi/v5"
+
+	"svcd/engine"
 )
 
 // Indexes is what the index routes need (the engine's core).

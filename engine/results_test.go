@@ -4,8 +4,9 @@ import (
 	"errors"
 	"math"
 	"reflect"
-	"svcd/fsm"
 	"testing"
+
+	"svcd/fsm"
 )
 
 func TestResultCodecRoundTrip(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"svcd/engine/crypt"
 	"sync/atomic"
 
+	"svcd/engine/crypt"
 	"svcd/engine/filter"
 	"svcd/engine/schema"
 	"svcd/fsm"

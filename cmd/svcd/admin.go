@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"svcd/cmd/svcd/stack"
-	"time"
 )
 
 func runAdmin(args []string) error {

@@ -1,11 +1,10 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"database/sql"
 	"errors"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 	"svcd/fsm"
 )

@@ -1,12 +1,11 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"slices"
 	"strings"
 
+	"svcd/engine"
 	"svcd/engine/password"
 	"svcd/engine/schema"
 	"svcd/fsm"

@@ -1,11 +1,10 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"time"
 
+	"svcd/engine"
 	"svcd/fsm"
 )
 

@@ -1,14 +1,13 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/password"
 	"svcd/engine/schema"
 	"svcd/engine/token"

@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 	"svcd/fsm"
 )

@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -15,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/fsm"
 )
 

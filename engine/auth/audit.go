@@ -1,10 +1,9 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 
+	"svcd/engine"
 	"svcd/fsm"
 )
 

@@ -1,13 +1,12 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"encoding/json"
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/token"
 )
 

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"svcd/engine"
-
 	"svcd/engine/schema"
 	"svcd/fsm"
 )

@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -12,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/fsm"
 )
 

@@ -1,14 +1,13 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"errors"
 	"net/url"
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/mail"
 )
 

@@ -1,14 +1,13 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"database/sql"
 	"errors"
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/token"
 	"svcd/fsm"
 )

@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"crypto/subtle"
 	"database/sql"
@@ -10,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/mail"
 	"svcd/fsm"
 )

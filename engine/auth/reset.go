@@ -1,13 +1,12 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"fmt"
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/mail"
 	"svcd/engine/password"
 	"svcd/engine/token"

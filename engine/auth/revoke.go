@@ -1,12 +1,11 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"fmt"
 	"sync"
 
+	"svcd/engine"
 	"svcd/fsm"
 )
 

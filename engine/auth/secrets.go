@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -17,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 	"svcd/fsm"
 )

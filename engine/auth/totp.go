@@ -1,13 +1,12 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"database/sql"
 	"errors"
 	"strings"
 
+	"svcd/engine"
 	"svcd/engine/totp"
 	"svcd/fsm"
 )

@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/password"
 	"svcd/engine/schema"
 	"svcd/engine/token"

@@ -1,12 +1,11 @@
 package auth
 
 import (
-	"svcd/engine"
-
 	"context"
 	"strings"
 	"time"
 
+	"svcd/engine"
 	"svcd/engine/mail"
 	"svcd/engine/token"
 	"svcd/fsm"

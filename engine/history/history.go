@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"svcd/engine"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 	"svcd/fsm"
 )

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"svcd/engine"
 
+	"svcd/engine"
 	"svcd/engine/schema"
 )
 
