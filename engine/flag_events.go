@@ -1,8 +1,11 @@
 package engine
 
-// EvFlagChange is the event kind a flag or segment write emits, for the
-// realtime hub's __flags topic. Its Data is a *FlagChange. Flag commands
-// emit it from their apply, in the same transaction as the change.
+// EvFlagChange is the event kind of a feature flag or segment change, for
+// the realtime hub's __flags topic; its Data is a *FlagChange. The kind
+// lives in the core because realtime, which must not import modules,
+// subscribes to it. Nothing emits it yet: the flags module (engine/flags,
+// to come) will, from the apply of its flag and segment commands, in the
+// same transaction as the change.
 const EvFlagChange = "flag.change"
 
 // FlagChange is one flag or segment change as realtime broadcasts it:

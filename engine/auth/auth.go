@@ -1,3 +1,16 @@
+// Package auth is the engine's module of sign-in and accounts: admins and
+// their roles, sessions and API tokens; users of auth collections with
+// password sign-in, registration, refresh and logout; the account flows
+// (password reset, email verification, email OTP, TOTP with recovery
+// codes, MFA, anonymous accounts and promote); lockout, impersonation,
+// revocation and the audit log; and the credential checks that hold for
+// as long as a credential is used (Authenticate, Recheck,
+// CredentialsTouched).
+//
+// It registers its commands (30-34, 60-65, 70-79), its internal tables,
+// settings and record hooks on the core (engine/DESIGN.md). Auth keeps
+// the credentials and the user flows; Admins and Factors are its admin
+// and second-factor services.
 package auth
 
 import (

@@ -1,3 +1,9 @@
+// Package history is the engine's record history module: for collections
+// with history_enabled, every create, update and delete of a record is
+// kept as a snapshot of its stored fields (password hashes never),
+// written by a record-write hook in the change's own transaction, so every
+// replica holds the same history. It serves a record's history to those
+// who may view the record, and restores a snapshot as an admin's update.
 package history
 
 import (
