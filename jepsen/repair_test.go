@@ -241,9 +241,16 @@ func TestRepairReseedDamagedFollower(t *testing.T) {
 		t.Fatalf("reseed did not move the Raft log and the database aside:\n%s", out)
 	}
 	// The leader compacted its log behind a snapshot: the member can only
-	// catch up through one.
-	if snaps := snapshots(t, leader.DataDir()); len(snaps) == 0 || snaps[len(snaps)-1].Index < 2*snapThreshold {
-		t.Fatalf("the leader has no snapshot past entry %d: %+v", 2*snapThreshold, snaps)
+	// catch up through one. Raft takes it on its own schedule (every
+	// 200-400 ms here), so wait for it rather than expect it already.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		snaps := snapshots(t, leader.DataDir())
+		if len(snaps) > 0 && snaps[len(snaps)-1].Index >= 2*snapThreshold {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader has no snapshot past entry %d after 15 s: %+v", 2*snapThreshold, snaps)
+		}
 	}
 	c.Restart(t, victim.Name)
 	if log := lastStart(t, victim); !strings.Contains(log, "rejoining the cluster after a reseed") {
