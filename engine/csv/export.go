@@ -4,7 +4,6 @@ import (
 	"context"
 	stdcsv "encoding/csv"
 	"io"
-	"strconv"
 
 	"svcd/engine"
 	"svcd/fsm"
@@ -69,9 +68,9 @@ func (x *Export) WriteTo(ctx context.Context, w io.Writer) error {
 			return err
 		}
 		for _, row := range page {
-			rec[0] = cellText(row[0])
-			rec[1] = cellText(row[1])
-			rec[2] = cellText(row[2])
+			rec[0] = engine.AsString(row[0])
+			rec[1] = engine.AsString(row[1])
+			rec[2] = engine.AsString(row[2])
 			for i, c := range x.cols {
 				f := fields[c]
 				cell, scratch = appendCSVCell(cell[:0], scratch, f.Field, f.FieldType(), x.ci.Open(row[3+c]))
@@ -88,22 +87,9 @@ func (x *Export) WriteTo(ctx context.Context, w io.Writer) error {
 		if len(page) < csvExportPage {
 			return nil
 		}
-		after = cellText(page[len(page)-1][0])
+		after = engine.AsString(page[len(page)-1][0])
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
-}
-
-// cellText is the cell of a stored id or time (a string or an integer).
-func cellText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	}
-	return ""
 }

@@ -163,7 +163,7 @@ func ftsRebuild(tx *fsm.Tx, old, next *engine.Coll) error {
 				rows.Close()
 				return err
 			}
-			d := doc{id: asString(vals[0]), texts: make([]any, len(sf))}
+			d := doc{id: engine.AsString(vals[0]), texts: make([]any, len(sf))}
 			for n, i := range sf {
 				d.texts[n] = ftsText(next.RowFields()[i], vals[1+n])
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 )
 
@@ -17,19 +16,6 @@ func whereClause(conds []string) string {
 		return ""
 	}
 	return " WHERE " + strings.Join(conds, " AND ")
-}
-
-// asString is a stored id or text value as a string.
-func asString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	}
-	return ""
 }
 
 // decodeStrict decodes one JSON value, refusing trailing data.
