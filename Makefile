@@ -49,7 +49,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./fsm
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCSVCell$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCSVCell$$' -fuzztime $(FUZZTIME) ./engine/csv
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDifferential -fuzztime $(FUZZTIME) ./engine/filter
@@ -60,8 +60,8 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBody$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzListQuery$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine/search
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine/search
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzOpenDamagedLog$$' -fuzztime $(FUZZTIME) ./cluster
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzLogEntryValue$$' -fuzztime $(FUZZTIME) ./cluster
 
