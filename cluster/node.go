@@ -48,6 +48,9 @@ type Node struct {
 	// watch.
 	storage     *storage
 	stopStorage chan struct{}
+	// nudge asks the leader to tell followers of a commit at once
+	// (commit_nudge.go).
+	nudge chan struct{}
 }
 
 // Open starts the Raft node over sm, recovering existing state or, in
@@ -67,7 +70,7 @@ func Open(cfg Config, sm StateMachine) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, logs: logs, sm: sm, storage: newStorage(cfg.MinFreeBytes, cfg.Dir, filepath.Dir(sm.Path())),
-		stopStorage: make(chan struct{})}
+		stopStorage: make(chan struct{}), nudge: make(chan struct{}, 1)}
 	if err := n.open(); err != nil {
 		logs.Close()
 		return nil, err
@@ -172,6 +175,7 @@ func (n *Node) open() error {
 	n.raft = r
 	n.running.Store(true)
 	go n.watchStorage(n.stopStorage)
+	go n.runNudges(n.stopStorage)
 	if cfg.GossipAddr != "" && cfg.ClusterKey != "" {
 		if err := n.startGossip(); err != nil {
 			r.Shutdown().Error()
@@ -297,12 +301,18 @@ func (n *Node) WaitIndex(ctx context.Context, idx uint64) error {
 				return nil
 			}
 		}
-		select {
-		case <-ctx.Done():
+		// Woken by the state machine's apply; the short bound covers an
+		// idx that never reaches it (a no-op or barrier entry), which
+		// only raft's applied index shows.
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Millisecond)
+		err := n.sm.WaitApplied(wctx, idx)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
 			return ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
-		if n.closing.Load() {
+		case n.closing.Load(), errors.Is(err, fsm.ErrClosed):
 			return ErrShutdown
 		}
 	}

@@ -193,6 +193,7 @@ func (n *Node) leaderApply(data []byte) rpcReply {
 	if isClusterErr(err) {
 		return rpcReply{Failure: failureOf(err), Index: idx}
 	}
+	n.nudgeFollowers()
 	if n.cfg.Codec == nil {
 		return rpcReply{Failure: "no result codec"}
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -15,6 +16,9 @@ type StateMachine interface {
 	Snapshot() (*fsm.Snapshot, error)
 	Restore(r io.Reader) error
 	AppliedIndex() uint64
+	// WaitApplied blocks until the state machine has applied idx (or ctx
+	// ends): the forwarding hop waits on it instead of polling.
+	WaitApplied(ctx context.Context, idx uint64) error
 	// Stalled is the stall in progress (nil while applying).
 	Stalled() *fsm.Stall
 	// Path is the database file (its file system's free space counts).
