@@ -129,6 +129,8 @@ bench-cluster: build
 	trap "kill $$p1 $$p2 $$p3 2>/dev/null; wait 2>/dev/null; rm -rf $$dir" EXIT; \
 	for i in $$(seq 100); do curl -sf 127.0.0.1:18603/_/ready >/dev/null && curl -sf 127.0.0.1:18602/_/ready >/dev/null && break; sleep 0.1; done; \
 	run="./bin/svcbench --duration $(BENCH_CLUSTER_DURATION) --warmup 2s"; \
+	echo "== one client writing via the leader"; $$run --url http://127.0.0.1:18601 --clients 1 --scenario create --fresh; \
+	echo "== one client writing via a follower"; $$run --url http://127.0.0.1:18602 --clients 1 --scenario create; \
 	for c in $(BENCH_CLIENTS); do \
 		echo "== leader, $$c clients"; $$run --url http://127.0.0.1:18601 --clients $$c --scenario create --fresh; \
 		echo "== follower, $$c clients"; $$run --url http://127.0.0.1:18602 --clients $$c --scenario create; \

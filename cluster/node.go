@@ -34,8 +34,14 @@ type Node struct {
 	// the state machine (a command or a membership change): the node is
 	// ready once its replica has applied it.
 	readyIndex uint64
-	ready      atomic.Bool
-	closing    atomic.Bool
+	// catchUpKnown and catchUpTo: a node that started without Raft state
+	// and joined is caught up only at the leader's commit index learned
+	// at start (catchup.go); needCatchUp says it must learn it.
+	needCatchUp  bool
+	catchUpKnown atomic.Bool
+	catchUpTo    atomic.Uint64
+	ready        atomic.Bool
+	closing      atomic.Bool
 	// running is set once raft is started: RPCs that arrive on the
 	// stream layer before (a peer's status probe while a restarted node
 	// is still restoring its snapshot) are refused, not served from a nil
@@ -157,6 +163,7 @@ func (n *Node) open() error {
 		return fmt.Errorf("cluster: inspect state: %w", err)
 	}
 	bootstrap, err := n.shouldBootstrap(has) // reseed.go
+	n.needCatchUp = !has && !bootstrap && !cfg.SingleNode()
 	if err != nil {
 		return err
 	}
@@ -176,6 +183,9 @@ func (n *Node) open() error {
 	n.running.Store(true)
 	go n.watchStorage(n.stopStorage)
 	go n.runNudges(n.stopStorage)
+	if n.needCatchUp {
+		go n.learnCatchUp(n.stopStorage)
+	}
 	if cfg.GossipAddr != "" && cfg.ClusterKey != "" {
 		if err := n.startGossip(); err != nil {
 			r.Shutdown().Error()
@@ -404,8 +414,24 @@ func (n *Node) CaughtUp() bool {
 	if n.sm.AppliedIndex() < n.readyIndex {
 		return false
 	}
+	if n.needCatchUp && (!n.catchUpKnown.Load() || !n.appliedThrough(n.catchUpTo.Load())) {
+		return false
+	}
 	n.ready.Store(true)
 	return true
+}
+
+// appliedThrough reports whether the replica reflects every entry up to
+// idx (no-op and barrier entries never reach it; see WaitIndex).
+func (n *Node) appliedThrough(idx uint64) bool {
+	if n.sm.AppliedIndex() >= idx {
+		return true
+	}
+	if n.raft.AppliedIndex() < idx {
+		return false
+	}
+	target, err := lastApplicableAtOrBelow(n.logs, idx)
+	return err == nil && n.sm.AppliedIndex() >= target
 }
 
 // WaitReady blocks until Ready or ctx ends.
