@@ -3,39 +3,17 @@ package engine_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"svcd/engine"
-	"svcd/fsm"
+	"svcd/fsm/fsmtest"
 )
-
-// directLog commits each command at once, as a one-entry log would.
-type directLog struct {
-	mu  sync.Mutex
-	s   *fsm.Store
-	idx uint64
-}
-
-func (l *directLog) Apply(_ context.Context, cmd fsm.Command) (any, uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.idx++
-	res := l.s.ApplyBatch([]fsm.Entry{{Index: l.idx, Data: cmd.Encode()}})
-	return res[0].Value, l.idx, res[0].Err
-}
 
 // bareCore is the engine's core on a real store with no module wired.
 func bareCore(t *testing.T) *engine.Engine {
 	t.Helper()
-	store, err := fsm.Open(fsm.Options{Path: filepath.Join(t.TempDir(), "data.db"), Logger: slog.New(slog.DiscardHandler),
-		OnStall: func(st fsm.Stall) { t.Errorf("stalled: %s", st.Reason) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := fsmtest.Open(t)
 	e, err := engine.New(engine.Options{Store: store, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +21,7 @@ func bareCore(t *testing.T) *engine.Engine {
 	if err := e.Seal(); err != nil {
 		t.Fatal(err)
 	}
-	e.SetProposer(&directLog{s: store})
+	e.SetProposer(&fsmtest.Log{S: store})
 	if err := e.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
+	"svcd/fsm/fsmtest"
 )
 
 // The auth flows' time rules (expiries, TOTP steps, attempt caps) against
@@ -47,21 +47,6 @@ func (c *flowClock) set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// logProposer applies each command as the next log entry.
-type logProposer struct {
-	mu  sync.Mutex
-	s   *fsm.Store
-	idx uint64
-}
-
-func (p *logProposer) Apply(_ context.Context, cmd fsm.Command) (any, uint64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.idx++
-	res := p.s.ApplyBatch([]fsm.Entry{{Index: p.idx, Data: cmd.Encode()}})
-	return res[0].Value, p.idx, res[0].Err
-}
-
 type flowEnv struct {
 	t   *testing.T
 	e   *engine.Engine
@@ -75,12 +60,7 @@ type flowEnv struct {
 // the OTP and anonymous switches on.
 func newFlowEnv(t *testing.T, start time.Time) *flowEnv {
 	t.Helper()
-	store, err := fsm.Open(fsm.Options{Path: filepath.Join(t.TempDir(), "data.db"), Logger: slog.New(slog.DiscardHandler),
-		OnStall: func(st fsm.Stall) { t.Errorf("stalled: %s", st.Reason) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := fsmtest.Open(t)
 	signer, err := token.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +75,7 @@ func newFlowEnv(t *testing.T, start time.Time) *flowEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.SetProposer(&logProposer{s: store})
+	e.SetProposer(&fsmtest.Log{S: store})
 	env := &flowEnv{t: t, e: e, a: a, clk: clk, ctx: context.Background()}
 	env.ok(e.Migrate(env.ctx))
 	_, _, err = e.Schema().CreateCollection(env.ctx, []byte(`{"name":"members","type":"auth","create_rule":"","fields":[{"name":"name","type":"text"}],
