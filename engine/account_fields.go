@@ -52,7 +52,7 @@ func passwordDigest(hash any) string {
 // checked first, on this replica, so a caller who may not change the
 // account learns nothing about its password; the state machine decides
 // them again at apply.
-func (rs *Records) verifyOldPassword(ctx context.Context, ci *Coll, id string, in map[string]any, admin bool, env *ruleEnv) (string, error) {
+func (rs *Records) verifyOldPassword(ctx context.Context, ci *Coll, id string, in map[string]any, admin bool, env *RuleEnv) (string, error) {
 	if ci.Type != schema.TypeAuth || admin {
 		return "", nil
 	}
@@ -86,7 +86,7 @@ func (rs *Records) verifyOldPassword(ctx context.Context, ci *Coll, id string, i
 
 // writeRuleErrorNow is writeRuleError for a non-admin against this
 // replica's committed state.
-func (rs *Records) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env *ruleEnv, id string) error {
+func (rs *Records) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env *RuleEnv, id string) error {
 	if err := preWriteError(ci, rule, false); err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func accountSets(ci *Coll, old []any, c *recordUpdateCmd, sets []string, args []
 	}
 	email, changes := c.Values["email"].(string)
 	_, setsVerified := c.Values["email_verified"]
-	if changes && !setsVerified && !strings.EqualFold(email, asString(old[ci.rowIndex("email")])) {
+	if changes && !setsVerified && !strings.EqualFold(email, AsString(old[ci.rowIndex("email")])) {
 		sets = append(sets, `"email_verified" = 0`)
 	}
 	return sets, args, nil
@@ -135,7 +135,7 @@ func accountSets(ci *Coll, old []any, c *recordUpdateCmd, sets []string, args []
 // tokens issued in the current floor's second were dated one second after
 // it (issueAfter), so the new floor covers that second too.
 func TokenFloorAfter(current any, now int64) int64 {
-	if f := asInt64(current); f > 0 {
+	if f := AsInt64(current); f > 0 {
 		return max(now, f+1)
 	}
 	return now

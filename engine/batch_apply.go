@@ -44,7 +44,7 @@ type batchReadCmd struct {
 	SkipTotal  bool     `json:"skip_total,omitempty"`
 	CursorMode bool     `json:"cursor_mode,omitempty"`
 	Cursor     string   `json:"cursor,omitempty"`
-	Env        *ruleEnv `json:"env,omitempty"`
+	Env        *RuleEnv `json:"env,omitempty"`
 }
 
 func (rs *Records) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {

@@ -82,7 +82,7 @@ func etagWith(key []byte, ci *Coll, row []any) string {
 	}
 	b := make([]byte, 0, 48)
 	b = append(b, `W/"`...)
-	b = append(b, asString(row[0])...)
+	b = append(b, AsString(row[0])...)
 	b = append(b, '-')
 	b = strconv.AppendUint(b, sum, 36)
 	b = append(b, '-')

@@ -12,10 +12,6 @@ import (
 // primitives below, which keep the record-write funnel (RecordWritten)
 // and the rule checks in one place.
 
-// RuleEnv is a request as rules see it (@request.*), captured before
-// proposing and carried by a command to be decided at apply time.
-type RuleEnv = ruleEnv
-
 // RowIndex is where column name sits in a row read with SelectCols (-1
 // when the collection has no such column).
 func (ci *Coll) RowIndex(name string) int { return ci.rowIndex(name) }

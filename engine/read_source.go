@@ -56,7 +56,7 @@ func (e *Engine) replicaSource(r *fsm.Reader, p Principal) *readSource {
 
 // txSource reads inside the apply transaction as who, with the request
 // context env captured in the command.
-func (e *Engine) txSource(tx *fsm.Tx, who Principal, env *ruleEnv) *readSource {
+func (e *Engine) txSource(tx *fsm.Tx, who Principal, env *RuleEnv) *readSource {
 	return &readSource{
 		who: who,
 		// Reads in a batch vary with each request's filter: never cached
@@ -97,7 +97,7 @@ func (e *Engine) renderColl(tx *fsm.Tx, id string, ver int64) *Coll {
 
 // readEnv is the filter context of a read inside the state machine: a
 // rule's (forRule) or the reader's own filter's.
-func (r *ruleEnv) readEnv(who Principal, forRule bool) *filter.Env {
+func (r *RuleEnv) readEnv(who Principal, forRule bool) *filter.Env {
 	env := r.filterEnv()
 	if forRule {
 		return env

@@ -24,7 +24,7 @@ type recordCreateCmd struct {
 	// Values holds the stored value of every field, in the order of the
 	// collection's fields at version Ver.
 	Values []any    `json:"values"`
-	Env    *ruleEnv `json:"env,omitempty"`
+	Env    *RuleEnv `json:"env,omitempty"`
 	Actor  *Actor   `json:"actor,omitempty"`
 }
 
@@ -36,7 +36,7 @@ type recordUpdateCmd struct {
 	Now     int64          `json:"now"`
 	Values  map[string]any `json:"values"`
 	IfMatch string         `json:"if_match,omitempty"`
-	Env     *ruleEnv       `json:"env,omitempty"`
+	Env     *RuleEnv       `json:"env,omitempty"`
 	Actor   *Actor         `json:"actor,omitempty"`
 	// Account applies the rules of account fields (account_fields.go);
 	// commands proposed before they existed replay without them.
@@ -54,7 +54,7 @@ type recordDeleteCmd struct {
 	// Now is the proposer's clock, for the updated time of records whose
 	// relation to the deleted record is removed.
 	Now   int64    `json:"now"`
-	Env   *ruleEnv `json:"env,omitempty"`
+	Env   *RuleEnv `json:"env,omitempty"`
 	Actor *Actor   `json:"actor,omitempty"`
 }
 
@@ -242,7 +242,7 @@ func (rs *Records) checkRelations(tx *fsm.Tx, ci *Coll, value func(i int) any) e
 
 // loadRowForWrite reads the current row and applies the visibility and
 // write rules and the If-Match precondition.
-func (rs *Records) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, rule *string, ifMatch string, env *ruleEnv) ([]any, error) {
+func (rs *Records) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, rule *string, ifMatch string, env *RuleEnv) ([]any, error) {
 	row, err := ci.scanRow(tx.QueryRow("SELECT "+ci.selectCols+" FROM "+ci.table+" WHERE id = ?", id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -267,7 +267,7 @@ func (rs *Records) loadRowForWrite(tx *fsm.Tx, ci *Coll, id string, admin bool, 
 
 // WriteRuleError decides, at apply time, an update or delete of record id
 // of ci by a non-admin under rule (as the record commands do).
-func (rs *Records) WriteRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) error {
+func (rs *Records) WriteRuleError(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *RuleEnv, id string) error {
 	if err := preWriteError(ci, rule, admin); err != nil {
 		return err
 	}

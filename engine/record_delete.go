@@ -86,7 +86,7 @@ func (d *deletion) referring(ref relationRef, id string) ([][]any, error) {
 }
 
 func (d *deletion) delete(ci *Coll, row []any) error {
-	id := asString(row[0])
+	id := AsString(row[0])
 	d.seen[ci.ID+"/"+id] = true
 	refs, err := d.refsTo(ci.ID)
 	if err != nil {
@@ -123,7 +123,7 @@ func (d *deletion) delete(ci *Coll, row []any) error {
 	}
 	for _, h := range hits {
 		for _, r := range h.rows {
-			rid := asString(r[0])
+			rid := AsString(r[0])
 			if d.seen[h.ref.coll.ID+"/"+rid] {
 				continue
 			}
@@ -168,7 +168,7 @@ func (d *deletion) unlink(ref relationRef, row []any, id string) error {
 	prev, _ := row[2].(int64)
 	updated := max(d.now, prev+1)
 	q := "UPDATE " + ref.coll.table + " SET " + ref.field.col + " = ?, updated = ? WHERE id = ? RETURNING " + ref.coll.selectCols
-	out, err := ref.coll.scanRow(d.tx.QueryRow(q, v, updated, asString(row[0])).Scan)
+	out, err := ref.coll.scanRow(d.tx.QueryRow(q, v, updated, AsString(row[0])).Scan)
 	if err != nil {
 		return err
 	}

@@ -183,7 +183,7 @@ func (rs *Records) fetchVisible(src *readSource, target *Coll, extra string, ext
 		if nested != nil {
 			x = nested[i]
 		}
-		byID[asString(row[0])] = target.appendRecordExpanded(nil, row, src.bypass(target), nil, x)
+		byID[AsString(row[0])] = target.appendRecordExpanded(nil, row, src.bypass(target), nil, x)
 	}
 	return found, byID, nil
 }
@@ -255,7 +255,7 @@ func (rs *Records) expandBack(src *readSource, ci *Coll, rows [][]any, collName,
 	}
 	parents := make([]any, len(rows))
 	for i, row := range rows {
-		parents[i] = asString(row[0])
+		parents[i] = AsString(row[0])
 	}
 	cond := "_r." + f.col + " IN (" + placeholders(len(parents)) + ")"
 	if f.Multiple {
@@ -267,7 +267,7 @@ func (rs *Records) expandBack(src *readSource, ci *Coll, rows [][]any, collName,
 	}
 	idx := 3 + fieldIndex(target, f)
 	for i, row := range rows {
-		parent := asString(row[0])
+		parent := AsString(row[0])
 		b := []byte{'['}
 		n := 0
 		for _, child := range found {
@@ -276,7 +276,7 @@ func (rs *Records) expandBack(src *readSource, ci *Coll, rows [][]any, collName,
 					if n > 0 {
 						b = append(b, ',')
 					}
-					b = append(b, byID[asString(child[0])]...)
+					b = append(b, byID[AsString(child[0])]...)
 					n++
 					break
 				}

@@ -26,7 +26,7 @@ func (ci *Coll) appendRecord(buf []byte, row []any, admin bool, proj projection)
 // JSON object expand (nil: none).
 func (ci *Coll) appendRecordExpanded(buf []byte, row []any, admin bool, proj projection, expand []byte) []byte {
 	buf = append(buf, `{"id":`...)
-	buf = schema.AppendJSONString(buf, asString(row[0]))
+	buf = schema.AppendJSONString(buf, AsString(row[0]))
 	if proj.keeps("collectionId") {
 		buf = append(buf, `,"collectionId":`...)
 		buf = schema.AppendJSONString(buf, ci.ID)
@@ -71,7 +71,8 @@ func appendInt(buf []byte, v any) []byte {
 	return append(buf, "null"...)
 }
 
-func asString(v any) string {
+// AsString is a stored text or integer value as a string ("" otherwise).
+func AsString(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
@@ -100,7 +101,8 @@ func (ci *Coll) scanRow(scan func(dest ...any) error) ([]any, error) {
 	return row, nil
 }
 
-func asInt64(v any) int64 {
+// AsInt64 is a stored integer (or float) value as an int64 (0 otherwise).
+func AsInt64(v any) int64 {
 	switch x := v.(type) {
 	case int64:
 		return x

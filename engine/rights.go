@@ -28,7 +28,7 @@ func (p Principal) reaches(collection string) bool { return p.HasScope(collectio
 
 // filterEnv is the context of an expression p wrote (a list filter, a
 // realtime subscription filter): what p may read of hidden fields and of
-// other collections. A rule's context is ruleEnv.filterEnv (admins write
+// other collections. A rule's context is RuleEnv.filterEnv (admins write
 // rules: they read everything).
 func (p Principal) filterEnv(env *filter.Env) *filter.Env {
 	switch {
@@ -50,7 +50,7 @@ func publicCollection(c *filter.Collection) bool { return c.Public }
 
 // readerOf is the principal a command captured for reads inside the state
 // machine: an admin (with an API token's scopes) or a caller the rules
-// decide. Rule context travels separately, in the command's ruleEnv.
+// decide. Rule context travels separately, in the command's RuleEnv.
 func readerOf(admin bool, scopes []string) Principal {
 	if !admin {
 		return Principal{}

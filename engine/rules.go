@@ -19,10 +19,10 @@ type RequestInfo struct {
 	Context string
 }
 
-// ruleEnv is the request-time context of a rule, captured into a command
-// so the state machine evaluates the rule with the values of the request
-// that proposed it, identically on every node.
-type ruleEnv struct {
+// RuleEnv is the request-time context of a rule (@request.*), captured
+// into a command so the state machine evaluates the rule with the values
+// of the request that proposed it, identically on every node.
+type RuleEnv struct {
 	Now     int64             `json:"now"`
 	Method  string            `json:"method,omitempty"`
 	Context string            `json:"context,omitempty"`
@@ -34,7 +34,7 @@ type ruleEnv struct {
 
 // filterEnv is the environment of a rule check: rules are written by
 // admins, so they may read hidden fields and any collection.
-func (r *ruleEnv) filterEnv() *filter.Env {
+func (r *RuleEnv) filterEnv() *filter.Env {
 	if r == nil {
 		return &filter.Env{AllowHidden: true}
 	}
@@ -62,8 +62,8 @@ func authFields(p Principal) map[string]any {
 // envFor captures the context a rule needs; only the parts of the request
 // the collection's rules mention are kept, so the log holds no more of the
 // request than it must.
-func (e *Engine) envFor(p Principal, ci *Coll, body map[string]any, now int64) *ruleEnv {
-	env := &ruleEnv{Now: now, Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p)}
+func (e *Engine) envFor(p Principal, ci *Coll, body map[string]any, now int64) *RuleEnv {
+	env := &RuleEnv{Now: now, Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p)}
 	if ci.rulesUse.headers {
 		env.Headers = p.Request.Headers
 	}
@@ -171,7 +171,7 @@ func ruleSQL(ci *Coll, rule *string, admin bool, res filter.Resolver, env *filte
 }
 
 // ruleHolds checks rule against one row inside the transaction.
-func (e *Engine) ruleHolds(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *ruleEnv, id string) (bool, error) {
+func (e *Engine) ruleHolds(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *RuleEnv, id string) (bool, error) {
 	cond, all, none := ruleSQL(ci, rule, admin, txResolver{e, tx}, env.filterEnv(), nil)
 	switch {
 	case all:
