@@ -69,12 +69,24 @@ func (w *ackedWriter) create(c *harness.Client, id, writer string) uint64 {
 	return resp.Index()
 }
 
-// checkAll checks that every acknowledged record is on nd, read locally.
+// checkAll checks that every acknowledged record is on nd, read locally
+// with the last write's index as X-Svc-Min-Index.
 func (w *ackedWriter) checkAll(c *harness.Cluster, nd *harness.Node) {
+	w.t.Helper()
+	w.checkLocal(c.Client(nd).WithHeader("X-Svc-Consistency", "local").MinIndex(w.index), nd)
+}
+
+// checkAllNow checks the same without X-Svc-Min-Index: what nd answers as
+// soon as it says it is ready.
+func (w *ackedWriter) checkAllNow(c *harness.Cluster, nd *harness.Node) {
+	w.t.Helper()
+	w.checkLocal(c.Client(nd).WithHeader("X-Svc-Consistency", "local"), nd)
+}
+
+func (w *ackedWriter) checkLocal(cl *harness.Client, nd *harness.Node) {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl := c.Client(nd).WithHeader("X-Svc-Consistency", "local").MinIndex(w.index)
 	recs, err := harness.ListAll(ctx, cl, "items", url.Values{"sort": {"id"}})
 	if err != nil {
 		w.t.Fatalf("%s: list: %v", nd.Name, err)
@@ -256,6 +268,10 @@ func TestRepairReseedDamagedFollower(t *testing.T) {
 	if log := lastStart(t, victim); !strings.Contains(log, "rejoining the cluster after a reseed") {
 		t.Fatalf("%s did not rejoin through a reseed join:\n%s", victim.Name, log)
 	}
+	// Ready means caught up: a reseeded member holds nothing of its own, so
+	// it must not answer local reads before it has applied what the
+	// cluster had committed when it rejoined (cluster/catchup.go).
+	w.checkAllNow(c, victim)
 	w.write(c.Client(victim), 20) // through the reseeded member
 	d, err := c.Converge(60 * time.Second)
 	if err != nil {
