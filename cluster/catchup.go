@@ -30,9 +30,8 @@ func (n *Node) learnCatchUp(stop <-chan struct{}) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		idx, err := n.ReadIndex(ctx)
 		cancel()
-		if err == nil {
+		if err == nil && idx > 0 {
 			n.catchUpTo.Store(idx)
-			n.catchUpKnown.Store(true)
 			return
 		}
 		select {

@@ -34,14 +34,13 @@ type Node struct {
 	// the state machine (a command or a membership change): the node is
 	// ready once its replica has applied it.
 	readyIndex uint64
-	// catchUpKnown and catchUpTo: a node that started without Raft state
-	// and joined is caught up only at the leader's commit index learned
-	// at start (catchup.go); needCatchUp says it must learn it.
-	needCatchUp  bool
-	catchUpKnown atomic.Bool
-	catchUpTo    atomic.Uint64
-	ready        atomic.Bool
-	closing      atomic.Bool
+	// needCatchUp: the node started without Raft state and joined, so it
+	// is caught up only at catchUpTo, the leader's commit index learned at
+	// start (catchup.go; 0 until learned, a joined cluster's is never 0).
+	needCatchUp bool
+	catchUpTo   atomic.Uint64
+	ready       atomic.Bool
+	closing     atomic.Bool
 	// running is set once raft is started: RPCs that arrive on the
 	// stream layer before (a peer's status probe while a restarted node
 	// is still restoring its snapshot) are refused, not served from a nil
@@ -50,10 +49,10 @@ type Node struct {
 	// acked is the highest log index of a write this node has answered
 	// to a client: its local reads never reflect less (AckedIndex).
 	acked atomic.Uint64
-	// storage measures free space (storage.go); stopStorage ends its
-	// watch.
-	storage     *storage
-	stopStorage chan struct{}
+	// storage measures free space (storage.go); stop ends its watch and
+	// the node's other loops (commit nudges, catch-up).
+	storage *storage
+	stop    chan struct{}
 	// nudge asks the leader to tell followers of a commit at once
 	// (commit_nudge.go).
 	nudge chan struct{}
@@ -76,7 +75,7 @@ func Open(cfg Config, sm StateMachine) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, logs: logs, sm: sm, storage: newStorage(cfg.MinFreeBytes, cfg.Dir, filepath.Dir(sm.Path())),
-		stopStorage: make(chan struct{}), nudge: make(chan struct{}, 1)}
+		stop: make(chan struct{}), nudge: make(chan struct{}, 1)}
 	if err := n.open(); err != nil {
 		logs.Close()
 		return nil, err
@@ -181,10 +180,10 @@ func (n *Node) open() error {
 	}
 	n.raft = r
 	n.running.Store(true)
-	go n.watchStorage(n.stopStorage)
-	go n.runNudges(n.stopStorage)
+	go n.watchStorage(n.stop)
+	go n.runNudges(n.stop)
 	if n.needCatchUp {
-		go n.learnCatchUp(n.stopStorage)
+		go n.learnCatchUp(n.stop)
 	}
 	if cfg.GossipAddr != "" && cfg.ClusterKey != "" {
 		if err := n.startGossip(); err != nil {
@@ -302,14 +301,8 @@ func (n *Node) applyLocal(ctx context.Context, cmd fsm.Command) (any, uint64, er
 // or below idx that reaches it), ctx ends or the node stops.
 func (n *Node) WaitIndex(ctx context.Context, idx uint64) error {
 	for {
-		if n.sm.AppliedIndex() >= idx {
+		if n.appliedThrough(idx) {
 			return nil
-		}
-		if n.raft.AppliedIndex() >= idx {
-			target, err := lastApplicableAtOrBelow(n.logs, idx)
-			if err != nil || n.sm.AppliedIndex() >= target {
-				return nil
-			}
 		}
 		// Woken by the state machine's apply; the short bound covers an
 		// idx that never reaches it (a no-op or barrier entry), which
@@ -414,7 +407,7 @@ func (n *Node) CaughtUp() bool {
 	if n.sm.AppliedIndex() < n.readyIndex {
 		return false
 	}
-	if n.needCatchUp && (!n.catchUpKnown.Load() || !n.appliedThrough(n.catchUpTo.Load())) {
+	if n.needCatchUp && (n.catchUpTo.Load() == 0 || !n.appliedThrough(n.catchUpTo.Load())) {
 		return false
 	}
 	n.ready.Store(true)
@@ -430,8 +423,10 @@ func (n *Node) appliedThrough(idx uint64) bool {
 	if n.raft.AppliedIndex() < idx {
 		return false
 	}
+	// An entry the log no longer holds was compacted into a snapshot
+	// raft has already handed over.
 	target, err := lastApplicableAtOrBelow(n.logs, idx)
-	return err == nil && n.sm.AppliedIndex() >= target
+	return err != nil || n.sm.AppliedIndex() >= target
 }
 
 // WaitReady blocks until Ready or ctx ends.
@@ -494,7 +489,7 @@ func (n *Node) Shutdown() error {
 	}
 	n.stopGossip()
 	n.pool.closeAll()
-	close(n.stopStorage)
+	close(n.stop)
 	// A state machine stopped at an entry holds Raft's apply goroutine,
 	// which Raft's shutdown waits for: end that wait first.
 	n.sm.Interrupt()
