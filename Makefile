@@ -50,6 +50,8 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./fsm
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCSVCell$$' -fuzztime $(FUZZTIME) ./engine/csv
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzImportChunkBinary$$' -fuzztime $(FUZZTIME) ./engine/csv
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBinary$$' -fuzztime $(FUZZTIME) ./engine
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME) ./engine/filter
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDifferential -fuzztime $(FUZZTIME) ./engine/filter

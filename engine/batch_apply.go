@@ -57,8 +57,10 @@ func (rs *Records) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	// may have changed others through relations).
 	touched := map[string]bool{}
 	budget := newReadBudget(c.ReadBudget)
+	colls := &batchColls{}
+	applyOp := func(tx *fsm.Tx, op batchOpCmd) ([]byte, error) { return rs.applyBatchOp(tx, op, colls) }
 	for i, op := range c.Ops {
-		body, err := budget.apply(tx, op, rs.applyBatchOp)
+		body, err := budget.apply(tx, op, applyOp)
 		if err != nil {
 			return nil, BatchError(i, staleETag(err, op, touched))
 		}
@@ -73,6 +75,27 @@ func (rs *Records) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// batchColls remembers the collections a batch's creates resolved: a
+// batch holds no schema change, so a collection at a version found once
+// in the batch's transaction stays so for the rest of it, and the
+// version check need not run again for each of its rows.
+type batchColls struct {
+	last *Coll
+	ver  int64
+}
+
+func (b *batchColls) get(tx *fsm.Tx, e *Engine, id string, ver int64) (*Coll, error) {
+	if b.last != nil && b.last.ID == id && b.ver == ver {
+		return b.last, nil
+	}
+	ci, err := e.CollForApply(tx, id, ver)
+	if err != nil {
+		return nil, err
+	}
+	b.last, b.ver = ci, ver
+	return ci, nil
 }
 
 // staleETag drops the ETag of a failed precondition when the record's tag
@@ -101,10 +124,14 @@ func staleETag(err error, op batchOpCmd, touched map[string]bool) error {
 // applyBatchOp applies one entry and renders its answer body. Rendering
 // only shapes what the proposer answers; the state it leaves is the same on
 // every node.
-func (rs *Records) applyBatchOp(tx *fsm.Tx, op batchOpCmd) ([]byte, error) {
+func (rs *Records) applyBatchOp(tx *fsm.Tx, op batchOpCmd, colls *batchColls) ([]byte, error) {
 	switch {
 	case op.Create != nil:
-		row, err := rs.recordCreate(tx, op.Create)
+		ci, err := colls.get(tx, rs.e, op.Create.Coll, op.Create.Ver)
+		if err != nil {
+			return nil, err
+		}
+		row, err := rs.recordCreateIn(tx, ci, op.Create)
 		if err != nil {
 			return nil, err
 		}

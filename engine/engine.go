@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -78,7 +80,7 @@ func New(opts Options) (*Engine, error) {
 		keyring:  opts.Keyring,
 		applied:  newApplyCache(),
 	}
-	e.recs, e.ddl = &Records{e: e}, &Schema{e: e}
+	e.recs, e.ddl = &Records{e: e, ids: newRecordIDs()}, &Schema{e: e}
 	e.reg.fsm = opts.Store.Registry()
 	e.register()
 	opts.Store.Observe(e.onEvents)
@@ -161,16 +163,46 @@ func (e *Engine) Propose(ctx context.Context, t fsm.Type, payload any) (any, uin
 	if e.proposer == nil {
 		return nil, 0, Errorf(KindUnavailable, "the node is starting")
 	}
-	b, err := json.Marshal(payload)
+	cmd, err := encodeCmd(t, payload)
 	if err != nil {
-		return nil, 0, fmt.Errorf("engine: encode command: %w", err)
+		return nil, 0, err
 	}
-	return e.proposer.Apply(ctx, fsm.Command{Type: t, Version: 1, Payload: b})
+	return e.proposer.Apply(ctx, cmd)
 }
 
-// decodeCmd decodes a command's JSON payload with numbers kept exact.
+// encodeCmd encodes payload in its binary form when it has one for this
+// value (cmd_binary.go), else as JSON.
+func encodeCmd(t fsm.Type, payload any) (fsm.Command, error) {
+	if ba, ok := payload.(encoding.BinaryAppender); ok {
+		b, err := ba.AppendBinary(make([]byte, 0, 1024))
+		if err == nil {
+			return fsm.Command{Type: t, Version: cmdVersionBinary, Payload: b}, nil
+		}
+		if !errors.Is(err, ErrNoBinary) {
+			return fsm.Command{}, fmt.Errorf("engine: encode command: %w", err)
+		}
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return fsm.Command{}, fmt.Errorf("engine: encode command: %w", err)
+	}
+	return fsm.Command{Type: t, Version: cmdVersionJSON, Payload: b}, nil
+}
+
+// decodeCmd decodes a command's payload: the binary form (version 2) for
+// payload types that have one, else JSON with numbers kept exact.
 func decodeCmd[T any](cmd fsm.Command) (*T, error) {
 	var v T
+	if cmd.Version == cmdVersionBinary {
+		u, ok := any(&v).(encoding.BinaryUnmarshaler)
+		if !ok {
+			return nil, fmt.Errorf("%w: decode payload: %T has no binary form", fsm.ErrHalt, v)
+		}
+		if err := u.UnmarshalBinary(cmd.Payload); err != nil {
+			return nil, fmt.Errorf("%w: decode payload: %v", fsm.ErrHalt, err)
+		}
+		return &v, nil
+	}
 	dec := json.NewDecoder(bytesReader(cmd.Payload))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {

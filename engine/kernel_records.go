@@ -30,6 +30,25 @@ func (c *RecordCreate) UnmarshalJSON(b []byte) error {
 	return dec.Decode(&c.cmd)
 }
 
+// AppendBinary appends the create's compact binary form (cmd_binary.go),
+// for a module whose command carries creates and has a binary form; it
+// fails with a value the binary form does not cover, and the module's
+// command then goes as JSON.
+func (c RecordCreate) AppendBinary(b []byte) ([]byte, error) {
+	w := &binWriter{b: b}
+	if err := c.cmd.appendBinary(w); err != nil {
+		return nil, err
+	}
+	return w.b, nil
+}
+
+// UnmarshalBinary reads what AppendBinary wrote.
+func (c *RecordCreate) UnmarshalBinary(b []byte) error {
+	r := &binReader{b: b}
+	c.cmd.readBinary(r)
+	return r.done()
+}
+
 // PrepareAdminCreate validates body as an admin's create of a record of
 // ci at now (unix seconds), as p proposes it: the id (drawn when body has
 // none), every field's stored value with passwords hashed and autodates
@@ -52,7 +71,7 @@ func (rs *Records) PrepareAdminCreate(p Principal, ci *Coll, body map[string]any
 // command; it replaces the collection and version c was prepared for.
 func (rs *Records) ApplyRecordCreate(tx *fsm.Tx, ci *Coll, c *RecordCreate) error {
 	c.cmd.Coll, c.cmd.Ver = ci.ID, ci.Version
-	_, err := rs.recordCreate(tx, &c.cmd)
+	_, err := rs.recordCreateIn(tx, ci, &c.cmd)
 	return err
 }
 

@@ -85,31 +85,53 @@ func (ch *RecordChange) filterRecordFor(ci *Coll) filter.Record {
 	return rec
 }
 
-// storedFromCommand turns a JSON-decoded command value back into the stored
-// form for a column: the inverse of encoding the prepared values.
+// storedFromCommand turns a command's value back into the stored form for
+// a column: the inverse of encoding the prepared values. A JSON payload
+// gives json.Number for numbers and base64 text for blobs; a binary one
+// (cmd_binary.go) gives int64, float64 and []byte, converted here exactly
+// as their JSON text would be, so both forms store the same.
 func storedFromCommand(col schema.Column, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
 	switch col {
 	case schema.ColInteger:
-		if n, ok := v.(json.Number); ok {
+		switch n := v.(type) {
+		case json.Number:
 			if i, err := n.Int64(); err == nil {
 				return i, nil
 			}
 			return n.Float64()
+		case int64:
+			return n, nil
+		case float64:
+			// As its JSON text: an integer when that text (shortest
+			// digits, no fraction below 1e21) parses as one.
+			text, err := json.Marshal(n)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", fsm.ErrHalt, err)
+			}
+			return storedFromCommand(col, json.Number(text))
 		}
 	case schema.ColReal:
-		if n, ok := v.(json.Number); ok {
+		switch n := v.(type) {
+		case json.Number:
 			return n.Float64()
+		case float64:
+			return n, nil
+		case int64:
+			return float64(n), nil
 		}
 	case schema.ColText:
 		if s, ok := v.(string); ok {
 			return s, nil
 		}
 	case schema.ColBlob:
-		if s, ok := v.(string); ok {
-			return base64.StdEncoding.DecodeString(s)
+		switch b := v.(type) {
+		case string:
+			return base64.StdEncoding.DecodeString(b)
+		case []byte:
+			return b, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: value %T does not fit a %s column", fsm.ErrHalt, v, col)
@@ -134,6 +156,12 @@ func (rs *Records) recordCreate(tx *fsm.Tx, c *recordCreateCmd) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rs.recordCreateIn(tx, ci, c)
+}
+
+// recordCreateIn is recordCreate in ci, which the caller resolved for
+// c's collection and version in this transaction.
+func (rs *Records) recordCreateIn(tx *fsm.Tx, ci *Coll, c *recordCreateCmd) ([]any, error) {
 	if ci.Type == schema.TypeView {
 		return nil, errViewWrite
 	}

@@ -18,7 +18,7 @@ func (rs *Records) prepareCreate(ci *Coll, body map[string]any, admin bool, now 
 	id := ""
 	switch v := body["id"].(type) {
 	case nil:
-		id = NewID()
+		id = rs.ids.next()
 	case string:
 		if !ValidRecordID(v) {
 			d["id"] = "must be 15 characters of a-z and 0-9"

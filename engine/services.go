@@ -12,7 +12,10 @@ package engine
 
 // Records reads and writes the records of every collection, under the
 // caller's rights.
-type Records struct{ e *Engine }
+type Records struct {
+	e   *Engine
+	ids *recordIDs
+}
 
 // Schema creates, changes and drops collections and their indexes.
 type Schema struct{ e *Engine }

@@ -57,6 +57,9 @@ func formatLine(r Result) string {
 	if v := r.Server.CPUPerReqMicros; v != nil {
 		fmt.Fprintf(&b, "  cpu/req=%sµs", sig3(*v))
 	}
+	if v := r.cpuPerRow(); v != nil {
+		fmt.Fprintf(&b, "  cpu/row=%sµs", sig3(*v))
+	}
 	if v := r.Server.CmdsPerTxn; v != nil {
 		fmt.Fprintf(&b, "  cmds/txn=%.1f", *v)
 		if p := r.Server.BatchCmdsP50; p != nil {
@@ -83,6 +86,7 @@ type jsonResult struct {
 	P99Ms           float64     `json:"p99_ms"`
 	MaxMs           float64     `json:"max_ms"`
 	CPUPerReqMicros *float64    `json:"cpu_per_req_us,omitempty"`
+	CPUPerRowMicros *float64    `json:"cpu_per_row_us,omitempty"`
 	CmdsPerTxn      *float64    `json:"cmds_per_txn,omitempty"`
 	BatchCmdsP50    *float64    `json:"fsm_batch_commands_p50,omitempty"`
 	BatchCmdsP99    *float64    `json:"fsm_batch_commands_p99,omitempty"`
@@ -111,6 +115,7 @@ func formatJSON(r Result) ([]byte, error) {
 		P99Ms:           ms(r.Latency.P99),
 		MaxMs:           ms(r.Latency.Max),
 		CPUPerReqMicros: r.Server.CPUPerReqMicros,
+		CPUPerRowMicros: r.cpuPerRow(),
 		CmdsPerTxn:      r.Server.CmdsPerTxn,
 		BatchCmdsP50:    r.Server.BatchCmdsP50,
 		BatchCmdsP99:    r.Server.BatchCmdsP99,
@@ -189,4 +194,14 @@ func trimFloat(v float64, prec int) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
+}
+
+// cpuPerRow is the server's CPU time per record written, for scenarios
+// that write rows in bulk (batch, ingest); nil otherwise or when unknown.
+func (r Result) cpuPerRow() *float64 {
+	if r.Rows <= 0 || r.Server.CPUSeconds == nil {
+		return nil
+	}
+	v := *r.Server.CPUSeconds * 1e6 / float64(r.Rows)
+	return &v
 }

@@ -78,6 +78,7 @@ func summarize(lat []time.Duration) Summary {
 // two metrics snapshots. Nil fields are unknown (endpoint or figure missing).
 type ServerFigures struct {
 	CPUPerReqMicros *float64 // process CPU time per request, µs
+	CPUSeconds      *float64 // process CPU time over the phase (user+system)
 	CmdsPerTxn      *float64 // FSM commands per SQLite transaction (batch)
 	BatchCmdsP50    *float64 // server-reported p50 commands per batch
 	BatchCmdsP99    *float64 // server-reported p99 commands per batch
@@ -98,7 +99,7 @@ func serverDelta(before, after *serverMetrics, requests int64) ServerFigures {
 	if before.CPUSeconds != nil && after.CPUSeconds != nil && requests > 0 {
 		if d := *after.CPUSeconds - *before.CPUSeconds; d >= 0 {
 			v := d * 1e6 / float64(requests)
-			f.CPUPerReqMicros = &v
+			f.CPUPerReqMicros, f.CPUSeconds = &v, &d
 		}
 	}
 	if before.FSMBatches != nil && after.FSMBatches != nil &&
