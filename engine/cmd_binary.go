@@ -34,7 +34,7 @@ type binWriter struct{ b []byte }
 
 func (w *binWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *binWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *binWriter) u8(c byte)      { w.b = append(w.b, c) }
+func (w *binWriter) u8(c byte)        { w.b = append(w.b, c) }
 
 func (w *binWriter) str(s string) {
 	w.uvarint(uint64(len(s)))
