@@ -20,7 +20,7 @@ type Coll struct {
 	fields []*FieldInfo // stored fields in output order (auth system fields first)
 	// Row layout of selectCols: id, created, updated, then fields.
 	selectCols  string
-	insertSQL   string // INSERT of id, created, updated and every field, RETURNING selectCols
+	insertSQL   string // INSERT of id, created, updated and every field
 	hasCreated  bool   // false only for views without the column
 	hasUpdated  bool
 	defaultSort string
@@ -127,7 +127,7 @@ func newCollInfo(c *schema.Collection, viewCols []string) (*Coll, error) {
 			ins = append(ins, f.col)
 		}
 		ci.insertSQL = "INSERT INTO " + ci.table + " (" + strings.Join(ins, ", ") + ") VALUES (?" +
-			strings.Repeat(", ?", len(ins)-1) + ") RETURNING " + ci.selectCols
+			strings.Repeat(", ?", len(ins)-1) + ")"
 	}
 	ci.rulesUse = rulesUseOf(c)
 	ci.defaultSort = "-created"
