@@ -2,8 +2,8 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -19,12 +19,6 @@ type Batcher interface {
 // log command, in one transaction, all or nothing.
 func (s *Server) mountBatch(r chi.Router) {
 	r.Post("/batch", s.batch)
-}
-
-// batchAnswer is one element of a batch's data array.
-type batchAnswer struct {
-	Status int             `json:"status"`
-	Body   json.RawMessage `json:"body"`
 }
 
 var batchStatus = map[engine.BatchAction]int{
@@ -65,14 +59,29 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]batchAnswer, len(reqs))
+	writeRawData(w, http.StatusOK, appendBatchAnswers(make([]byte, 0, 64+len(body)*2), reqs, res))
+}
+
+// appendBatchAnswers appends the data array of a batch's answer:
+// [{"status": ..., "body": ...}, ...]. The bodies are the engine's JSON,
+// copied as they are (encoding/json would parse and compact each again).
+func appendBatchAnswers(buf []byte, reqs []batchRequest, res *engine.BatchResult) []byte {
+	buf = append(buf, '[')
 	for i, req := range reqs {
-		out[i] = batchAnswer{Status: batchStatus[req.Op.Action], Body: json.RawMessage("null")}
-		if b := res.Items[i].Body; len(b) > 0 {
-			out[i].Body = b
+		if i > 0 {
+			buf = append(buf, ',')
 		}
+		buf = append(buf, `{"status":`...)
+		buf = strconv.AppendInt(buf, int64(batchStatus[req.Op.Action]), 10)
+		buf = append(buf, `,"body":`...)
+		if b := res.Items[i].Body; len(b) > 0 {
+			buf = append(buf, b...)
+		} else {
+			buf = append(buf, "null"...)
+		}
+		buf = append(buf, '}')
 	}
-	writeData(w, http.StatusOK, out)
+	return append(buf, ']')
 }
 
 // batchCaller is the caller of a batch's record operations. As on the

@@ -47,7 +47,7 @@ func FuzzBatchBody(f *testing.F) {
 				t.Fatalf("op %d: %s with id %q", i, op.Action, op.ID)
 			}
 			writes := op.Action == engine.BatchCreate || op.Action == engine.BatchUpdate
-			if writes != (len(op.Body) > 0) {
+			if writes != (len(op.Body) > 0 || op.Fields != nil) {
 				t.Fatalf("op %d: %s with body %q", i, op.Action, op.Body)
 			}
 		}

@@ -26,7 +26,10 @@ type BatchOp struct {
 	Action     BatchAction
 	Collection string
 	ID         string // get, update, delete
-	Body       []byte // create, update
+	Body       []byte // create, update: the JSON body, unless Fields is set
+	// Fields is the body of a create or update already decoded (numbers
+	// as json.Number), for a caller that decoded it with the request.
+	Fields map[string]any
 	IfMatch    string // update, delete
 	// Request is what rules of this entry may read (@request.*): the
 	// entry's method and query over the batch request's headers.
@@ -75,6 +78,10 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 	decoded := make([]map[string]any, len(ops))
 	for i, op := range ops {
 		if op.Action != BatchCreate && op.Action != BatchUpdate {
+			continue
+		}
+		if op.Fields != nil {
+			decoded[i] = op.Fields
 			continue
 		}
 		in, err := decodeBody(op.Body)
