@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // The binary form of a batch (cmd_binary.go) covers batches whose every
 // entry is a create, the bulk case; any other batch is proposed as JSON.
 
@@ -14,7 +16,7 @@ func (c batchCmd) AppendBinary(b []byte) ([]byte, error) {
 			return nil, ErrNoBinary
 		}
 	}
-	w := &binWriter{b: b}
+	w := &binWriter{b: slices.Grow(b, 16+len(c.Ops)*160)}
 	w.varint(c.ReadBudget)
 	w.uvarint(uint64(len(c.Ops)))
 	for _, op := range c.Ops {

@@ -20,8 +20,12 @@ func (rs *Records) writable(name string) (*Coll, error) {
 }
 
 // bodyEnv is @request.body for rules: the stored values of the fields the
-// request sent (never passwords or other private fields).
+// request sent (never passwords or other private fields). Nil when no
+// rule of ci reads @request.body (envFor would drop it).
 func bodyEnv(ci *Coll, in map[string]any, values func(i int) any) map[string]any {
+	if !ci.rulesUse.body {
+		return nil
+	}
 	out := map[string]any{}
 	for i, f := range ci.fields {
 		if _, sent := in[f.Name]; sent && !f.private {

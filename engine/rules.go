@@ -151,15 +151,10 @@ func (r txResolver) FilterCollection(nameOrID string) *filter.Collection {
 // for null (non-admins) or a rule that does not compile (an invalid rule
 // denies); otherwise a condition over alias _r appended to args.
 func ruleSQL(ci *Coll, rule *string, admin bool, res filter.Resolver, env *filter.Env, args []any) (cond *filter.SQL, allowAll, denyAll bool) {
-	switch {
-	case admin, brokenRuleCheck:
-		return nil, true, false
-	case rule == nil:
-		return nil, false, true
-	case strings.TrimSpace(*rule) == "":
-		return nil, true, false
+	if all, none, trivial := trivialRule(rule, admin); trivial {
+		return nil, all, none
 	}
-	e, err := filter.Parse(*rule)
+	e, err := ci.parseRule(*rule)
 	if err != nil {
 		return nil, false, true
 	}
@@ -170,8 +165,26 @@ func ruleSQL(ci *Coll, rule *string, admin bool, res filter.Resolver, env *filte
 	return sql, false, false
 }
 
+// trivialRule answers a rule check that needs no evaluation: an admin (or
+// a broken-rule check) passes, no rule (admin only) denies, an empty rule
+// lets everyone in.
+func trivialRule(rule *string, admin bool) (allowAll, denyAll, trivial bool) {
+	switch {
+	case admin, brokenRuleCheck:
+		return true, false, true
+	case rule == nil:
+		return false, true, true
+	case strings.TrimSpace(*rule) == "":
+		return true, false, true
+	}
+	return false, false, false
+}
+
 // ruleHolds checks rule against one row inside the transaction.
 func (e *Engine) ruleHolds(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *RuleEnv, id string) (bool, error) {
+	if all, _, trivial := trivialRule(rule, admin); trivial {
+		return all, nil
+	}
 	cond, all, none := ruleSQL(ci, rule, admin, txResolver{e, tx}, env.filterEnv(), nil)
 	switch {
 	case all:

@@ -16,6 +16,7 @@ import (
 // Coll is a collection with everything the hot paths need precomputed.
 type Coll struct {
 	*schema.Collection
+	parsed *parsedRules // the rules, parsed once (rules_parsed.go)
 	table  string       // quoted table name
 	fields []*FieldInfo // stored fields in output order (auth system fields first)
 	// Row layout of selectCols: id, created, updated, then fields.
@@ -94,7 +95,7 @@ func isAuthSystemName(name string) bool {
 
 // newCollInfo precomputes the layout of c.
 func newCollInfo(c *schema.Collection, viewCols []string) (*Coll, error) {
-	ci := &Coll{Collection: c, table: quoteIdent(c.Name), hasCreated: true, hasUpdated: true}
+	ci := &Coll{Collection: c, table: quoteIdent(c.Name), hasCreated: true, hasUpdated: true, parsed: &parsedRules{}}
 	if c.Type == schema.TypeAuth {
 		ci.fields = append(ci.fields, authSystemFields()...)
 	}

@@ -19,6 +19,9 @@ import (
 type writer struct {
 	conn  *sqlite3.SQLiteConn
 	stmts map[string]driver.Stmt
+	// nv is the arguments' scratch space, reused by every statement (the
+	// driver binds them before exec or query returns).
+	nv []driver.NamedValue
 }
 
 func openWriter(path string) (*writer, error) {
@@ -56,9 +59,13 @@ func (w *writer) stmt(query string) (driver.Stmt, error) {
 	return st, nil
 }
 
-// namedArgs converts arguments to driver values.
-func namedArgs(args []any) ([]driver.NamedValue, error) {
-	out := make([]driver.NamedValue, len(args))
+// namedArgs converts arguments to driver values in the writer's scratch
+// space, valid until the next statement.
+func (w *writer) namedArgs(args []any) ([]driver.NamedValue, error) {
+	if cap(w.nv) < len(args) {
+		w.nv = make([]driver.NamedValue, len(args), max(len(args), 16))
+	}
+	out := w.nv[:len(args)]
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
@@ -72,7 +79,7 @@ func namedArgs(args []any) ([]driver.NamedValue, error) {
 var bg = context.Background()
 
 func (w *writer) exec(cached bool, query string, args []any) (driver.Result, error) {
-	nv, err := namedArgs(args)
+	nv, err := w.namedArgs(args)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +94,7 @@ func (w *writer) exec(cached bool, query string, args []any) (driver.Result, err
 }
 
 func (w *writer) query(cached bool, query string, args []any) (*Rows, error) {
-	nv, err := namedArgs(args)
+	nv, err := w.namedArgs(args)
 	if err != nil {
 		return nil, err
 	}
