@@ -8,7 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-fanout lint fmt fuzz clean jepsen jepsen-smoke
+.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-fanout bench-regions lint fmt fuzz clean jepsen jepsen-smoke
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -143,6 +143,21 @@ bench-cluster: build
 		echo "== filter on a follower, $$c clients"; $$run --url http://127.0.0.1:18602 --clients $$c --scenario filter --collection bench_query; \
 		echo "== filter spread over 3 nodes, $$c clients"; $$run --urls $(BENCH_NODES) --spread --clients $$c --scenario filter --collection bench_query; \
 	done
+
+# Three regions for docs/cluster.md ("What three regions cost"): three
+# nodes in network namespaces, round trips BENCH_REGIONS_RTT (A-B, B-C, A-C)
+# through delaying proxies, svcd's default Raft timing; the leader in each
+# region of BENCH_REGIONS_LEADER in turn (the first also without delays, as
+# a baseline); per region, one client beside its node: sequential creates
+# through it and local reads on it. Prints a Markdown table; never fails on
+# speed. Needs root, iproute2 and nftables; about five minutes.
+BENCH_REGIONS_RTT ?= 30ms,80ms,150ms
+BENCH_REGIONS_LEADER ?= B,A,C
+BENCH_REGIONS_WRITES ?= 200
+bench-regions:
+	SVC_BENCH_REGIONS=1 SVC_BENCH_REGIONS_RTT=$(BENCH_REGIONS_RTT) SVC_BENCH_REGIONS_LEADER=$(BENCH_REGIONS_LEADER) \
+	SVC_BENCH_REGIONS_WRITES=$(BENCH_REGIONS_WRITES) SVC_BENCH_REGIONS_READS=$(BENCH_REGIONS_WRITES) \
+		$(GO) test $(GOFLAGS) -count=1 -timeout 30m -v -run '^TestBenchRegions$$' ./jepsen/
 
 # Fault suite (jepsen/): real nodes in network namespaces under crashes,
 # pauses, partitions, lossy and slow links, clock skew and membership

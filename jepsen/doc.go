@@ -25,4 +25,10 @@
 // clusters. JEPSEN_FAILOVER_RUNS=10 makes the failover test kill the leader
 // 10 times instead of 3 and log the p50/max time to the first write a
 // survivor acknowledges.
+//
+// TestBenchRegions is a benchmark, not a test (make bench-regions; it is
+// skipped unless SVC_BENCH_REGIONS=1): three nodes in network namespaces
+// with region-like round trips between them (harness.Regions), and per
+// region the latency of one client's writes through, and reads on, its
+// own node. docs/cluster.md ("What three regions cost") shows its table.
 package jepsen

@@ -7,7 +7,9 @@
 //
 // A Node is one svcd process; a Cluster (StartCluster) is N Nodes forming
 // one Raft cluster on loopback (cluster flags through Node.Args, faults per
-// node), with a shared admin token.
+// node), with a shared admin token. With ClusterOptions.Netns each node
+// has its own network namespace (Network), whose links can be cut, made
+// lossy or slowed, and Regions gives them region-like round trips.
 package harness
 
 import (
