@@ -29,8 +29,8 @@ type BatchOp struct {
 	Body       []byte // create, update: the JSON body, unless Fields is set
 	// Fields is the body of a create or update already decoded (numbers
 	// as json.Number), for a caller that decoded it with the request.
-	Fields map[string]any
-	IfMatch    string // update, delete
+	Fields  map[string]any
+	IfMatch string // update, delete
 	// Request is what rules of this entry may read (@request.*): the
 	// entry's method and query over the batch request's headers.
 	Request RequestInfo
