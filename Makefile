@@ -8,7 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-fanout bench-regions lint fmt fuzz clean jepsen jepsen-smoke
+.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-bulk bench-fanout bench-regions lint fmt fuzz clean jepsen jepsen-smoke
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -95,6 +95,30 @@ bench-e2e: build
 		./bin/svcbench --url http://127.0.0.1:18555 --clients $$c --duration $(BENCH_DURATION) --warmup 2s --seed-rows 10000 --fresh \
 			--collection bench_query --scenario filter,update,cas; \
 	done
+
+# Bulk write figures for docs/benchmarks.md: batches of 100 creates (16
+# clients) and a CSV import of 200,000 rows in 5,000-row requests (4 at a
+# time), on a fresh single node, then through the leader of a fresh local
+# three-node cluster. cpu/row is the server CPU (the node hit) per record.
+BENCH_BULK_ROWS ?= 200000
+bench-bulk: build
+	@dir=$$(mktemp -d); export SVC_LOG_LEVEL=warn SVC_RATE_ENABLED=0; \
+	SVC_DATA_DIR=$$dir/one ./$(BIN) serve --http 127.0.0.1:18555 >$$dir/one.log 2>&1 & pid=$$!; \
+	for i in $$(seq 50); do curl -sf 127.0.0.1:18555/_/ready >/dev/null && break; sleep 0.1; done; \
+	echo "== one node"; \
+	./bin/svcbench --url http://127.0.0.1:18555 --clients 16 --duration $(BENCH_DURATION) --warmup 2s --fresh --scenario batch; \
+	./bin/svcbench --url http://127.0.0.1:18555 --clients 4 --scenario ingest --rows $(BENCH_BULK_ROWS) --rows-per-request 5000; \
+	kill $$pid; wait $$pid 2>/dev/null; \
+	export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM; \
+	SVC_DATA_DIR=$$dir/n1 ./$(BIN) serve --http 127.0.0.1:18601 --node-id n1 --raft-addr 127.0.0.1:18611 --bootstrap >$$dir/n1.log 2>&1 & p1=$$!; \
+	sleep 1.5; \
+	SVC_DATA_DIR=$$dir/n2 ./$(BIN) serve --http 127.0.0.1:18602 --node-id n2 --raft-addr 127.0.0.1:18612 --join http://127.0.0.1:18601 >$$dir/n2.log 2>&1 & p2=$$!; \
+	SVC_DATA_DIR=$$dir/n3 ./$(BIN) serve --http 127.0.0.1:18603 --node-id n3 --raft-addr 127.0.0.1:18613 --join http://127.0.0.1:18601 >$$dir/n3.log 2>&1 & p3=$$!; \
+	trap "kill $$p1 $$p2 $$p3 2>/dev/null; wait 2>/dev/null; rm -rf $$dir" EXIT; \
+	for i in $$(seq 100); do curl -sf 127.0.0.1:18603/_/ready >/dev/null && curl -sf 127.0.0.1:18602/_/ready >/dev/null && break; sleep 0.1; done; \
+	echo "== three nodes, through the leader"; \
+	./bin/svcbench --url http://127.0.0.1:18601 --clients 16 --duration $(BENCH_DURATION) --warmup 2s --fresh --scenario batch; \
+	./bin/svcbench --url http://127.0.0.1:18601 --clients 4 --scenario ingest --rows $(BENCH_BULK_ROWS) --rows-per-request 5000
 
 # Realtime fan-out figures for docs/benchmarks.md, per transport on a fresh
 # single node: the server's memory per idle subscription, delivery p50/p99 of
