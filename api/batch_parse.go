@@ -3,12 +3,12 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"svcd/engine"
 )
@@ -42,12 +42,14 @@ func parseBatchBody(b []byte) ([]batchRequest, error) {
 	var body struct {
 		Requests []batchEntry `json:"requests"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&body); err != nil {
+	// segmentio's parser behaves as encoding/json's decoder at about
+	// twice its speed (docs/benchmarks.md): a batch carries up to 100
+	// records. Numbers stay exact (json.Number).
+	rest, err := fastjson.Parse(b, &body, fastjson.UseNumber)
+	if err != nil {
 		return nil, engine.Errorf(engine.KindBadRequest, "Invalid JSON body: %v", err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if len(bytes.TrimSpace(rest)) != 0 {
 		return nil, engine.Errorf(engine.KindBadRequest, "Invalid JSON body: data after the top-level value")
 	}
 	if n := len(body.Requests); n == 0 || n > engine.MaxBatchOps {
