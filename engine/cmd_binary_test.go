@@ -27,6 +27,15 @@ func sampleBatch() batchCmd {
 		batchOpCmd{Create: &recordCreateCmd{Coll: "col_abc", Ver: 3, Admin: true, ID: "aaaaabbbbbccccc", Now: 1764150000, Values: values, Env: env, Actor: &Actor{ID: "adm_x", Type: "admin"}}},
 		batchOpCmd{Create: &recordCreateCmd{Coll: "col_abc", Ver: 3, ID: "aaaaabbbbbddddd", Now: -1, Values: []any{}}},
 	)
+	// Two more entries with the same collection, environment and actor
+	// (equal values, not the same pointers): the second repeats the first.
+	for _, id := range []string{"aaaaabbbbbeeeee", "aaaaabbbbbfffff"} {
+		envCopy := *env
+		c.Ops = append(c.Ops, batchOpCmd{Create: &recordCreateCmd{Coll: "col_abc", Ver: 3, ID: id, Now: 5, Values: []any{"x"},
+			Env: &envCopy, Actor: &Actor{ID: "adm_x", Type: "admin"}}})
+	}
+	c.Ops = append(c.Ops, batchOpCmd{Create: &recordCreateCmd{Coll: "col_other", Ver: 1, ID: "aaaaabbbbbggggg", Now: 5, Values: []any{"y"},
+		Env: &RuleEnv{Now: 6}, Actor: &Actor{Type: "anonymous"}}})
 	return c
 }
 
@@ -44,6 +53,9 @@ func TestBinaryBatchStoresWhatJSONStores(t *testing.T) {
 	js, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(bin.Payload) >= len(js)/2 {
+		t.Errorf("binary payload %d bytes, JSON %d", len(bin.Payload), len(js))
 	}
 	fromBin, err := decodeCmd[batchCmd](bin)
 	if err != nil {
@@ -67,6 +79,12 @@ func TestBinaryBatchStoresWhatJSONStores(t *testing.T) {
 		}
 		if len(b.Values) != len(j.Values) {
 			t.Fatalf("op %d: %d values, JSON %d", i, len(b.Values), len(j.Values))
+		}
+		if i > 0 { // text values only: decoded alike
+			if !reflect.DeepEqual(b.Values, j.Values) {
+				t.Errorf("op %d values: binary %#v, JSON %#v", i, b.Values, j.Values)
+			}
+			continue
 		}
 		for k := range b.Values {
 			sb, errB := storedFromCommand(sampleColumns[k], b.Values[k])

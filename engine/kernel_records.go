@@ -30,23 +30,34 @@ func (c *RecordCreate) UnmarshalJSON(b []byte) error {
 	return dec.Decode(&c.cmd)
 }
 
-// AppendBinary appends the create's compact binary form (cmd_binary.go),
-// for a module whose command carries creates and has a binary form; it
-// fails with a value the binary form does not cover, and the module's
-// command then goes as JSON.
-func (c RecordCreate) AppendBinary(b []byte) ([]byte, error) {
+// AppendCreates appends the compact binary form (cmd_binary.go) of a run
+// of creates, for a module whose command carries creates; it fails with
+// ErrNoBinary for a value the binary form does not cover, and the
+// module's command then goes as JSON.
+func AppendCreates(b []byte, creates []RecordCreate) ([]byte, error) {
+	cs := make([]*recordCreateCmd, len(creates))
+	for i := range creates {
+		cs[i] = &creates[i].cmd
+	}
 	w := &binWriter{b: b}
-	if err := c.cmd.appendBinary(w); err != nil {
+	if err := appendCreates(w, cs); err != nil {
 		return nil, err
 	}
 	return w.b, nil
 }
 
-// UnmarshalBinary reads what AppendBinary wrote.
-func (c *RecordCreate) UnmarshalBinary(b []byte) error {
+// ReadCreates reads what AppendCreates wrote.
+func ReadCreates(b []byte) ([]RecordCreate, error) {
 	r := &binReader{b: b}
-	c.cmd.readBinary(r)
-	return r.done()
+	cs := readCreates(r)
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	out := make([]RecordCreate, len(cs))
+	for i := range cs {
+		out[i].cmd = cs[i]
+	}
+	return out, nil
 }
 
 // PrepareAdminCreate validates body as an admin's create of a record of

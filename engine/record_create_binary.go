@@ -1,30 +1,80 @@
 package engine
 
-// The binary form of a record create (cmd_binary.go), shared by batches
-// and by modules that carry creates (RecordCreate, CSV import chunks).
+import "bytes"
+
+// The binary form of record creates (cmd_binary.go), shared by batches
+// and by modules whose commands carry creates (CSV import chunks). Creates
+// are encoded as a run: the entries of one request share their
+// collection, rule environment and actor, so an entry that repeats the
+// previous one's says so in a flag instead of carrying them again (and
+// the decoded entries share one value, read only in the apply).
+//
+//	uvarint n | n × (flags | [coll | varint ver] | id | varint now |
+//	                 uvarint len(values) values | [env] | [actor])
 
 // Flags of an encoded create.
 const (
 	createAdmin byte = 1 << iota
 	createHasEnv
 	createHasActor
+	createSameColl  // coll and ver are the previous entry's
+	createSameEnv   // env is the previous entry's (with createHasEnv)
+	createSameActor // actor is the previous entry's (with createHasActor)
+	createFlags     = createAdmin | createHasEnv | createHasActor | createSameColl | createSameEnv | createSameActor
 )
 
-// appendBinary appends c's binary form.
-func (c *recordCreateCmd) appendBinary(w *binWriter) error {
-	w.str(c.Coll)
-	w.varint(c.Ver)
+// createRunWriter appends a run of creates, remembering what the previous
+// entry carried.
+type createRunWriter struct {
+	w                  *binWriter
+	prev               *recordCreateCmd
+	prevEnv, envBuf    []byte
+	
+}
+
+func appendCreates(w *binWriter, creates []*recordCreateCmd) error {
+	w.uvarint(uint64(len(creates)))
+	rw := &createRunWriter{w: w}
+	for _, c := range creates {
+		if err := rw.append(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rw *createRunWriter) append(c *recordCreateCmd) error {
+	w := rw.w
 	var flags byte
 	if c.Admin {
 		flags |= createAdmin
 	}
+	if rw.prev != nil && rw.prev.Coll == c.Coll && rw.prev.Ver == c.Ver {
+		flags |= createSameColl
+	}
+	var env []byte
 	if c.Env != nil {
 		flags |= createHasEnv
+		ew := &binWriter{b: rw.envBuf[:0]}
+		if err := c.Env.appendBinary(ew); err != nil {
+			return err
+		}
+		env, rw.envBuf = ew.b, ew.b
+		if rw.prev != nil && rw.prev.Env != nil && bytes.Equal(env, rw.prevEnv) {
+			flags |= createSameEnv
+		}
 	}
 	if c.Actor != nil {
 		flags |= createHasActor
+		if rw.prev != nil && rw.prev.Actor != nil && *rw.prev.Actor == *c.Actor {
+			flags |= createSameActor
+		}
 	}
 	w.u8(flags)
+	if flags&createSameColl == 0 {
+		w.str(c.Coll)
+		w.varint(c.Ver)
+	}
 	w.str(c.ID)
 	w.varint(c.Now)
 	w.uvarint(uint64(len(c.Values)))
@@ -33,40 +83,71 @@ func (c *recordCreateCmd) appendBinary(w *binWriter) error {
 			return err
 		}
 	}
-	if c.Env != nil {
-		if err := c.Env.appendBinary(w); err != nil {
-			return err
-		}
+	if flags&createHasEnv != 0 && flags&createSameEnv == 0 {
+		w.b = append(w.b, env...)
+		rw.prevEnv = append(rw.prevEnv[:0], env...)
 	}
-	if c.Actor != nil {
+	if flags&createHasActor != 0 && flags&createSameActor == 0 {
 		w.str(c.Actor.ID)
 		w.str(c.Actor.Type)
 	}
+	rw.prev = c
 	return nil
 }
 
-// readBinary reads what appendBinary wrote into c.
-func (c *recordCreateCmd) readBinary(r *binReader) {
-	c.Coll = r.str()
-	c.Ver = r.varint()
-	flags := r.u8()
-	if flags&^(createAdmin|createHasEnv|createHasActor) != 0 {
-		r.fail("unknown create flags")
+// readCreates reads a run of creates.
+func readCreates(r *binReader) []recordCreateCmd {
+	out := make([]recordCreateCmd, r.count(4))
+	for i := range out {
+		c := &out[i]
+		flags := r.u8()
+		if flags&^createFlags != 0 || (i == 0 && flags&(createSameColl|createSameEnv|createSameActor) != 0) {
+			r.fail("bad create flags")
+			return nil
+		}
+		c.Admin = flags&createAdmin != 0
+		if flags&createSameColl != 0 {
+			c.Coll, c.Ver = out[i-1].Coll, out[i-1].Ver
+		} else {
+			c.Coll = r.str()
+			c.Ver = r.varint()
+		}
+		c.ID = r.str()
+		c.Now = r.varint()
+		c.Values = make([]any, r.count(1))
+		for k := range c.Values {
+			c.Values[k] = r.value()
+		}
+		switch {
+		case flags&createHasEnv == 0:
+			if flags&createSameEnv != 0 {
+				r.fail("bad create flags")
+			}
+		case flags&createSameEnv != 0:
+			if c.Env = out[i-1].Env; c.Env == nil {
+				r.fail("no environment to repeat")
+			}
+		default:
+			c.Env = &RuleEnv{}
+			c.Env.readBinary(r)
+		}
+		switch {
+		case flags&createHasActor == 0:
+			if flags&createSameActor != 0 {
+				r.fail("bad create flags")
+			}
+		case flags&createSameActor != 0:
+			if c.Actor = out[i-1].Actor; c.Actor == nil {
+				r.fail("no actor to repeat")
+			}
+		default:
+			c.Actor = &Actor{ID: r.str(), Type: r.str()}
+		}
+		if r.err != nil {
+			return nil
+		}
 	}
-	c.Admin = flags&createAdmin != 0
-	c.ID = r.str()
-	c.Now = r.varint()
-	c.Values = make([]any, r.count(1))
-	for i := range c.Values {
-		c.Values[i] = r.value()
-	}
-	if flags&createHasEnv != 0 {
-		c.Env = &RuleEnv{}
-		c.Env.readBinary(r)
-	}
-	if flags&createHasActor != 0 {
-		c.Actor = &Actor{ID: r.str(), Type: r.str()}
-	}
+	return out
 }
 
 func (e *RuleEnv) appendBinary(w *binWriter) error {

@@ -13,8 +13,8 @@ import (
 // command's version 2 payload (engine/cmd_binary.go); a chunk holding a
 // value the binary form does not cover goes as JSON.
 //
-//	varint ver | uvarint len(coll) coll | uvarint rows |
-//	rows × (uvarint row number | uvarint len(create) create)
+//	varint ver | uvarint len(coll) coll | uvarint rows | rows × uvarint row number |
+//	the rows' creates (engine.AppendCreates)
 
 // AppendBinary appends the chunk's binary form.
 func (c importCmd) AppendBinary(b []byte) ([]byte, error) {
@@ -22,20 +22,15 @@ func (c importCmd) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(c.Coll)))
 	b = append(b, c.Coll...)
 	b = binary.AppendUvarint(b, uint64(len(c.Rows)))
-	var scratch []byte
-	for _, r := range c.Rows {
+	creates := make([]engine.RecordCreate, len(c.Rows))
+	for i, r := range c.Rows {
 		if r.Row < 0 {
 			return nil, fmt.Errorf("%w: row number %d", engine.ErrNoBinary, r.Row)
 		}
-		var err error
-		if scratch, err = r.Create.AppendBinary(scratch[:0]); err != nil {
-			return nil, err
-		}
 		b = binary.AppendUvarint(b, uint64(r.Row))
-		b = binary.AppendUvarint(b, uint64(len(scratch)))
-		b = append(b, scratch...)
+		creates[i] = r.Create
 	}
-	return b, nil
+	return engine.AppendCreates(b, creates)
 }
 
 var errChunkBinary = errors.New("csv: malformed binary import chunk")
@@ -47,11 +42,11 @@ func (c *importCmd) UnmarshalBinary(b []byte) error {
 		return errChunkBinary
 	}
 	c.Ver, b = ver, b[n:]
-	coll, b, ok := lenPrefixed(b)
-	if !ok {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || l > uint64(len(b)-n) {
 		return errChunkBinary
 	}
-	c.Coll = string(coll)
+	c.Coll, b = string(b[n:n+int(l)]), b[n+int(l):]
 	rows, n := binary.Uvarint(b)
 	if n <= 0 || rows > uint64(len(b)) {
 		return errChunkBinary
@@ -64,26 +59,16 @@ func (c *importCmd) UnmarshalBinary(b []byte) error {
 			return errChunkBinary
 		}
 		c.Rows[i].Row, b = int(row), b[n:]
-		var create []byte
-		if create, b, ok = lenPrefixed(b); !ok {
-			return errChunkBinary
-		}
-		if err := c.Rows[i].Create.UnmarshalBinary(create); err != nil {
-			return fmt.Errorf("csv: chunk row %d: %w", i, err)
-		}
 	}
-	if len(b) != 0 {
-		return errChunkBinary
+	creates, err := engine.ReadCreates(b)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errChunkBinary, err)
+	}
+	if len(creates) != len(c.Rows) {
+		return fmt.Errorf("%w: %d creates for %d rows", errChunkBinary, len(creates), len(c.Rows))
+	}
+	for i := range creates {
+		c.Rows[i].Create = creates[i]
 	}
 	return nil
-}
-
-// lenPrefixed splits a uvarint-length-prefixed field off b.
-func lenPrefixed(b []byte) (field, rest []byte, ok bool) {
-	l, n := binary.Uvarint(b)
-	if n <= 0 || l > uint64(len(b)-n) {
-		return nil, b, false
-	}
-	end := n + int(l)
-	return b[n:end:end], b[end:], true
 }
