@@ -172,3 +172,31 @@ func FuzzBatchBinary(f *testing.F) {
 		}
 	})
 }
+
+func TestSingleCreateGoesBinary(t *testing.T) {
+	c := *sampleBatch().Ops[0].Create
+	cmd, err := encodeCmd(cmdRecordCreate, c)
+	if err != nil || cmd.Version != cmdVersionBinary {
+		t.Fatalf("version %d, %v", cmd.Version, err)
+	}
+	back, err := decodeCmd[recordCreateCmd](cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ID != c.ID || back.Coll != c.Coll || !reflect.DeepEqual(back.Env, c.Env.jsonRoundTrip(t)) || len(back.Values) != len(c.Values) {
+		t.Fatalf("decoded %+v", back)
+	}
+}
+
+// jsonRoundTrip is the environment as a JSON command would carry it.
+func (r *RuleEnv) jsonRoundTrip(t *testing.T) *RuleEnv {
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeCmd[RuleEnv](fsm.Command{Version: cmdVersionJSON, Payload: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -171,3 +171,26 @@ func (e *RuleEnv) readBinary(r *binReader) {
 	e.Query = r.strMap()
 	e.Body = r.anyMap()
 }
+
+// AppendBinary appends a single create's binary form: a run of one.
+func (c recordCreateCmd) AppendBinary(b []byte) ([]byte, error) {
+	w := &binWriter{b: b}
+	if err := appendCreates(w, []*recordCreateCmd{&c}); err != nil {
+		return nil, err
+	}
+	return w.b, nil
+}
+
+// UnmarshalBinary reads what AppendBinary wrote.
+func (c *recordCreateCmd) UnmarshalBinary(b []byte) error {
+	r := &binReader{b: b}
+	cs := readCreates(r)
+	if err := r.done(); err != nil {
+		return err
+	}
+	if len(cs) != 1 {
+		return errBinary
+	}
+	*c = cs[0]
+	return nil
+}
