@@ -53,28 +53,46 @@ func (rs *Records) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, err
 	}
 	out := &BatchResult{Items: make([]BatchItem, len(c.Ops))}
-	// touched holds the records earlier entries wrote ("*" once a delete
-	// may have changed others through relations).
-	touched := map[string]bool{}
 	budget := newReadBudget(c.ReadBudget)
 	colls := &batchColls{}
 	applyOp := func(tx *fsm.Tx, op batchOpCmd) ([]byte, error) { return rs.applyBatchOp(tx, op, colls) }
 	for i, op := range c.Ops {
 		body, err := budget.apply(tx, op, applyOp)
 		if err != nil {
-			return nil, BatchError(i, staleETag(err, op, touched))
+			return nil, BatchError(i, staleETag(err, op, c.Ops[:i]))
 		}
 		out.Items[i].Body = body
-		switch {
-		case op.Create != nil:
-			touched[op.Create.Coll+"/"+op.Create.ID] = true
-		case op.Update != nil:
-			touched[op.Update.Coll+"/"+op.Update.ID] = true
-		case op.Delete != nil:
-			touched["*"] = true
-		}
 	}
 	return out, nil
+}
+
+// staleETag drops the ETag of a failed precondition when the record's tag
+// came from an earlier entry of the same batch (one that wrote the record,
+// or a delete, which may change others through relations): that state is
+// rolled back, so the tag would name a version that never existed.
+func staleETag(err error, op batchOpCmd, earlier []batchOpCmd) error {
+	de := AsError(err)
+	if de == nil || de.ETag == "" {
+		return err
+	}
+	coll, id := "", ""
+	switch {
+	case op.Update != nil:
+		coll, id = op.Update.Coll, op.Update.ID
+	case op.Delete != nil:
+		coll, id = op.Delete.Coll, op.Delete.ID
+	}
+	for _, e := range earlier {
+		touched := e.Delete != nil ||
+			(e.Create != nil && e.Create.Coll == coll && e.Create.ID == id) ||
+			(e.Update != nil && e.Update.Coll == coll && e.Update.ID == id)
+		if touched {
+			cp := *de
+			cp.ETag = ""
+			return &cp
+		}
+	}
+	return err
 }
 
 // batchColls remembers the collections a batch's creates resolved: a
@@ -96,29 +114,6 @@ func (b *batchColls) get(tx *fsm.Tx, e *Engine, id string, ver int64) (*Coll, er
 	}
 	b.last, b.ver = ci, ver
 	return ci, nil
-}
-
-// staleETag drops the ETag of a failed precondition when the record's tag
-// came from an earlier entry of the same batch: that state is rolled back,
-// so the tag would name a version that never existed.
-func staleETag(err error, op batchOpCmd, touched map[string]bool) error {
-	de := AsError(err)
-	if de == nil || de.ETag == "" {
-		return err
-	}
-	key := ""
-	switch {
-	case op.Update != nil:
-		key = op.Update.Coll + "/" + op.Update.ID
-	case op.Delete != nil:
-		key = op.Delete.Coll + "/" + op.Delete.ID
-	}
-	if touched["*"] || touched[key] {
-		cp := *de
-		cp.ETag = ""
-		return &cp
-	}
-	return err
 }
 
 // applyBatchOp applies one entry and renders its answer body. Rendering
