@@ -42,6 +42,7 @@ bench:
 	$(MAKE) bench-e2e
 	$(MAKE) bench-cluster
 	$(MAKE) bench-fanout
+	$(MAKE) bench-bulk
 
 # Each fuzz target for FUZZTIME; `make test` replays their seed corpora
 # (testdata/fuzz/) and fuzzes each for 5 s.
