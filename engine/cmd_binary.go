@@ -46,14 +46,6 @@ func (w *binWriter) bytes(p []byte) {
 	w.b = append(w.b, p...)
 }
 
-func (w *binWriter) bool(v bool) {
-	if v {
-		w.u8(1)
-	} else {
-		w.u8(0)
-	}
-}
-
 // Tags of encoded values.
 const (
 	tagNil byte = iota
@@ -226,17 +218,6 @@ func (r *binReader) u8() byte {
 	c := r.b[0]
 	r.b = r.b[1:]
 	return c
-}
-
-func (r *binReader) bool() bool {
-	switch r.u8() {
-	case 0:
-		return false
-	case 1:
-		return true
-	}
-	r.fail("bad boolean")
-	return false
 }
 
 // count reads a length that must fit in what is left (each element takes
