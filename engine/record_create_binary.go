@@ -26,10 +26,9 @@ const (
 // createRunWriter appends a run of creates, remembering what the previous
 // entry carried.
 type createRunWriter struct {
-	w                  *binWriter
-	prev               *recordCreateCmd
-	prevEnv, envBuf    []byte
-	
+	w               *binWriter
+	prev            *recordCreateCmd
+	prevEnv, envBuf []byte
 }
 
 func appendCreates(w *binWriter, creates []*recordCreateCmd) error {
