@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"svcd/engine/schema"
 )
@@ -35,11 +39,21 @@ func bodyEnv(ci *Coll, in map[string]any, values func(i int) any) map[string]any
 	return out
 }
 
-// decodeBody parses a JSON object body for a record write.
+// decodeBody parses a JSON object body for a record write, numbers kept
+// exact (json.Number). segmentio's parser is encoding/json's behavior at
+// about twice its speed (the batch route uses it too, api/batch_parse.go).
 func decodeBody(body []byte) (map[string]any, error) {
 	var m map[string]any
-	if err := decodeStrict(body, &m); err != nil {
-		return nil, err
+	rest, err := fastjson.Parse(body, &m, fastjson.UseNumber)
+	if err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return nil, Errorf(KindBadRequest, "Expected a JSON object")
+		}
+		return nil, Errorf(KindBadRequest, "Invalid JSON body: %v", err)
+	}
+	if len(bytes.TrimSpace(rest)) != 0 {
+		return nil, Errorf(KindBadRequest, "Invalid JSON body: trailing data")
 	}
 	if m == nil {
 		return nil, Errorf(KindBadRequest, "Expected a JSON object")
