@@ -159,7 +159,9 @@ bench-failover:
 # changes, with checked histories. Needs root, iproute2 and nftables.
 # Reports go to jepsen/reports/ (JEPSEN_REPORT_DIR). JEPSEN_SEED replays a
 # run's fault plan. Each of the six runs gets JEPSEN_TIME/4 of client time
-# and lasts at least one round of every fault: about 9 minutes by default.
+# and lasts at least one round of every fault; then latency and follower
+# pauses alone must cause no election (JEPSEN_TIME/5): about 10.5 minutes
+# by default.
 JEPSEN_TIME ?= 5m
 jepsen:
 	JEPSEN=full JEPSEN_TIME=$(JEPSEN_TIME) $(GO) test $(GOFLAGS) -count=1 -timeout 90m -v -run 'TestJepsen' ./jepsen/
