@@ -77,3 +77,13 @@ func TestTimingApplyReportsRaftRefusal(t *testing.T) {
 		t.Errorf("applied %s/%s/%s", rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout)
 	}
 }
+
+// TestOpenRefusesBadTiming: a node with peers refuses a timing raft would
+// refuse before it opens its log or binds its address.
+func TestOpenRefusesBadTiming(t *testing.T) {
+	_, err := Open(Config{NodeID: "n1", Dir: t.TempDir(), RaftAddr: "127.0.0.1:0", ClusterKey: "k",
+		Timing: Timing{HeartbeatTimeout: time.Second, LeaderLeaseTimeout: 2 * time.Second}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cluster: raft timing: leader lease timeout 2s is longer than the heartbeat timeout 1s") {
+		t.Fatalf("Open with lease > heartbeat: %v", err)
+	}
+}
