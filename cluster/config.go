@@ -27,6 +27,9 @@ type Config struct {
 	SnapshotInterval time.Duration
 	// TrailingLogs is how many entries stay in the log after a snapshot.
 	TrailingLogs uint64
+	// Timing is Raft's failure detection with peers (timing.go; zero
+	// fields: defaults). Single-node mode ignores it.
+	Timing Timing
 	// TLS, when given, wraps Raft and RPC connections in mutual TLS.
 	TLS TLSFiles
 	// GossipAddr, when set, binds memberlist there (needs ClusterKey).

@@ -65,6 +65,9 @@ func Open(cfg Config, sm StateMachine) (*Node, error) {
 	if cfg.NodeID == "" {
 		return nil, errors.New("cluster: node id required")
 	}
+	if err := cfg.Timing.Validate(); err != nil && !cfg.SingleNode() {
+		return nil, fmt.Errorf("cluster: raft timing: %w", err)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -108,12 +111,14 @@ func (n *Node) open() error {
 	rc.TrailingLogs = cfg.TrailingLogs
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 256
+	timing := cfg.Timing
 	if cfg.SingleNode() {
 		// A lone voter needs nobody's heartbeat: short timeouts only make
 		// it elect itself sooner after a restart.
-		rc.HeartbeatTimeout = 150 * time.Millisecond
-		rc.ElectionTimeout = 150 * time.Millisecond
-		rc.LeaderLeaseTimeout = 100 * time.Millisecond
+		timing = Timing{HeartbeatTimeout: 150 * time.Millisecond, ElectionTimeout: 150 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond}
+	}
+	if err := timing.apply(rc); err != nil {
+		return err
 	}
 	noRestore, err := n.reconcile()
 	if err != nil {

@@ -24,7 +24,11 @@
 // The cluster tests (cluster_test.go, -run Cluster) run 3- and 5-node
 // clusters. JEPSEN_FAILOVER_RUNS=10 makes the failover test kill the leader
 // 10 times instead of 3 and log the p50/max time to the first write a
-// survivor acknowledges.
+// survivor acknowledges. The failover benchmark (failover_bench_test.go,
+// make bench-failover) runs only with JEPSEN_FAILOVER_BENCH=<kills>: one
+// client writing one record at a time, the leader SIGKILLed that many
+// times, p50/p99/max to the first acknowledged write and the elections no
+// kill explains.
 //
 // TestBenchRegions is a benchmark, not a test (make bench-regions; it is
 // skipped unless SVC_BENCH_REGIONS=1): three nodes in network namespaces

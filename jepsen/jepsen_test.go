@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 // JEPSEN_TIME (full, default 5m: each of the six runs gets JEPSEN_TIME/4
 // of client time, and every fault is applied at least once per run even
 // when that takes longer: the default takes about 9 min in all), JEPSEN_SEED,
-// JEPSEN_NODES (default 3; full also runs the set workload on 5) and
-// JEPSEN_REPORT_DIR (default jepsen/reports) tune it.
+// JEPSEN_NODES (default 3; full also runs the set workload on 5),
+// JEPSEN_REPORT_DIR (default jepsen/reports) and JEPSEN_NODE_ENV (space-
+// separated KEY=VALUE settings for every node, e.g. Raft timing) tune it.
 func jepsenMode(t *testing.T) string {
 	t.Helper()
 	mode := os.Getenv("JEPSEN")
@@ -80,6 +82,8 @@ func baseOptions(t *testing.T) suite.Options {
 		ReportDir: dir,
 		// Data directories on tmpfs, for the disk-full fault.
 		Tmpfs: 1 << 30,
+		// Other settings to compare, e.g. Raft timing.
+		NodeEnv: strings.Fields(os.Getenv("JEPSEN_NODE_ENV")),
 	}
 }
 

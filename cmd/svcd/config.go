@@ -47,6 +47,7 @@ type config struct {
 	snapshotInterval  time.Duration
 	trailingLogs      uint64
 	minFreeBytes      uint64
+	raftTiming        cluster.Timing // SVC_RAFT_*_TIMEOUT (raft_timing.go)
 }
 
 func envOr(key, def string) string {
@@ -112,6 +113,9 @@ func parseServeFlags(args []string) (*config, error) {
 			return nil, fmt.Errorf("SVC_RAFT_SNAPSHOT_INTERVAL: %w", err)
 		}
 	}
+	if c.raftTiming, err = raftTimingEnv(); err != nil {
+		return nil, err
+	}
 	if c.bodyMinRate, c.bodyGrace, err = bodyRateEnv(); err != nil {
 		return nil, err
 	}
@@ -164,7 +168,7 @@ func (c *config) stackConfig() stack.Config {
 		DataDir: c.dataDir, NodeID: c.nodeID, RaftAddr: c.raftAddr, Bootstrap: c.bootstrap, ClusterKey: c.clusterKey,
 		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region, GossipAddr: c.gossip, TLS: c.tls,
 		JWTSecret: c.jwtSecret, EncryptionKey: c.encKey, EncryptionKeyOld: c.encKeyOld, SnapshotThreshold: c.snapshotThreshold,
-		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs, MinFreeBytes: c.minFreeBytes,
+		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs, RaftTiming: c.raftTiming, MinFreeBytes: c.minFreeBytes,
 	}
 }
 

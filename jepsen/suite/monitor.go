@@ -52,15 +52,26 @@ func (m *monitor) poll() {
 		if m.firstTerm == 0 || st.Term < m.firstTerm {
 			m.firstTerm = st.Term
 		}
+		if m.lastTerm != 0 && st.Term > m.lastTerm {
+			// Logged beside the nemesis's lines, so an election can be
+			// matched with the fault (or the lack of one) that caused it.
+			m.logf("term %d seen on %s (%s, leader %q)", st.Term, nd.Name, st.State, st.LeaderID)
+		}
 		m.lastTerm = max(m.lastTerm, st.Term)
 		if st.State == "Leader" && st.NodeID != m.leader {
 			if m.leader != "" {
 				m.changes++
+				m.logf("leader %s (term %d), was %s", st.NodeID, st.Term, m.leader)
 			}
 			m.leader = st.NodeID
 		}
 		m.mu.Unlock()
 	}
+}
+
+// logf logs like the nemesis, timestamped, so the two read as one timeline.
+func (m *monitor) logf(format string, args ...any) {
+	m.env.T.Logf("%s monitor: "+format, append([]any{time.Now().Format("15:04:05.000")}, args...)...)
 }
 
 func (m *monitor) stop() {

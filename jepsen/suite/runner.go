@@ -128,6 +128,7 @@ func Run(t *testing.T, w Workload, faults []Fault, opts Options) Report {
 	finish(t, env)
 	mon.stop()
 	rep.Elections, rep.LeaderChanges = mon.elections()
+	logRaftEvents(env)
 	rep.Ops = map[string]int{}
 	for _, wk := range workers {
 		for k, n := range wk.counts {

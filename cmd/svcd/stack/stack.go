@@ -48,6 +48,9 @@ type Config struct {
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
+	// RaftTiming is Raft's failure detection with peers
+	// (cluster.Config.Timing; SVC_RAFT_*_TIMEOUT).
+	RaftTiming cluster.Timing
 	// MinFreeBytes is the free-space floor below which the node takes no
 	// write (cluster.Config.MinFreeBytes; SVC_MIN_FREE_BYTES).
 	MinFreeBytes uint64
@@ -157,6 +160,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		SnapshotInterval:  cfg.SnapshotInterval,
 		TrailingLogs:      cfg.TrailingLogs,
+		Timing:            cfg.RaftTiming,
 		MinFreeBytes:      cfg.MinFreeBytes,
 		Faults:            faults,
 		Logger:            log,
