@@ -8,11 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-<<<<<<< HEAD
-.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-bulk bench-fanout bench-regions lint fmt fuzz clean jepsen jepsen-smoke
-=======
-.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-fanout bench-failover lint fmt fuzz clean jepsen jepsen-smoke
->>>>>>> failover
+.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-bulk bench-fanout bench-regions bench-failover lint fmt fuzz clean jepsen jepsen-smoke
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -173,7 +169,6 @@ bench-cluster: build
 		echo "== filter spread over 3 nodes, $$c clients"; $$run --urls $(BENCH_NODES) --spread --clients $$c --scenario filter --collection bench_query; \
 	done
 
-<<<<<<< HEAD
 # Three regions for docs/cluster.md ("What three regions cost"): three
 # nodes in network namespaces, round trips BENCH_REGIONS_RTT (A-B, B-C, A-C)
 # through delaying proxies, svcd's default Raft timing; the leader in each
@@ -188,7 +183,7 @@ bench-regions:
 	SVC_BENCH_REGIONS=1 SVC_BENCH_REGIONS_RTT=$(BENCH_REGIONS_RTT) SVC_BENCH_REGIONS_LEADER=$(BENCH_REGIONS_LEADER) \
 	SVC_BENCH_REGIONS_WRITES=$(BENCH_REGIONS_WRITES) SVC_BENCH_REGIONS_READS=$(BENCH_REGIONS_WRITES) \
 		$(GO) test $(GOFLAGS) -count=1 -timeout 30m -v -run '^TestBenchRegions$$' ./jepsen/
-=======
+
 # Failover figures for docs/reliability.md: a 3-node cluster on loopback,
 # one client writing one record at a time (500 ms timeout, next node on any
 # failure); the leader SIGKILLed FAILOVER_KILLS times, restarted and caught
@@ -200,7 +195,6 @@ FAILOVER_KILLS ?= 20
 FAILOVER_ENV ?=
 bench-failover:
 	JEPSEN_FAILOVER_BENCH=$(FAILOVER_KILLS) JEPSEN_FAILOVER_ENV='$(FAILOVER_ENV)' $(GO) test $(GOFLAGS) -count=1 -timeout 30m -v -run '^TestFailoverBench$$' ./jepsen/
->>>>>>> failover
 
 # Fault suite (jepsen/): real nodes in network namespaces under crashes,
 # pauses, partitions, lossy and slow links, clock skew and membership
