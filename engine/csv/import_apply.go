@@ -43,6 +43,26 @@ func (m *CSV) applyImport(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if ci.Type != schema.TypeBase {
 		return nil, errCSVNotBase
 	}
+	// Rows rarely fail at apply time: try the chunk under one savepoint
+	// first (two statements, not two per row), and only when a row fails
+	// roll it back and apply row by row, which decides exactly as if the
+	// fast attempt had not run.
+	var slow error
+	err = tx.Nested(func() error {
+		for i := range c.Rows {
+			if err := m.core.Records().ApplyRecordCreate(tx, ci, &c.Rows[i].Create); err != nil {
+				slow = err
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return &chunkResult{}, nil
+	}
+	if de := engine.AsError(slow); slow == nil || de == nil || errors.Is(slow, engine.ErrSchemaMoved) {
+		return nil, err
+	}
 	out := &chunkResult{}
 	for i := range c.Rows {
 		r := &c.Rows[i]
