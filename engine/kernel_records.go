@@ -10,7 +10,7 @@ import (
 
 // Kernel exports for modules that read stored rows or create records
 // inside their own commands (engine/csv). A create is validated by the
-// proposer (PrepareAdminCreate), carried in the module's command and
+// proposer (AdminCreates), carried in the module's command and
 // applied there exactly as record.create applies it (ApplyRecordCreate):
 // nothing in it draws a clock or a random number at apply time.
 
@@ -60,19 +60,35 @@ func ReadCreates(b []byte) ([]RecordCreate, error) {
 	return out, nil
 }
 
-// PrepareAdminCreate validates body as an admin's create of a record of
-// ci at now (unix seconds), as p proposes it: the id (drawn when body has
+// AdminCreates prepares admin creates of records of one collection at
+// one time as one caller proposes them (a CSV import chunk): they share
+// the caller's rule context and actor, built once.
+type AdminCreates struct {
+	rs    *Records
+	ci    *Coll
+	now   int64
+	env   *RuleEnv
+	actor *Actor
+}
+
+// AdminCreates starts preparing creates of records of ci at now (unix
+// seconds) as p. The commands keep p as their actor and p's rule context
+// without the body (an admin's create is not judged by rules).
+func (rs *Records) AdminCreates(p Principal, ci *Coll, now int64) *AdminCreates {
+	return &AdminCreates{rs: rs, ci: ci, now: now, env: rs.e.envFor(p, ci, nil, now), actor: actorOf(p)}
+}
+
+// Prepare validates body as one create: the id (drawn when body has
 // none), every field's stored value with passwords hashed and autodates
-// set. The command keeps p as its actor and p's rule context without the
-// body (an admin's create is not judged by rules).
-func (rs *Records) PrepareAdminCreate(p Principal, ci *Coll, body map[string]any, now int64) (RecordCreate, *Error) {
-	id, values, verr := rs.prepareCreate(ci, body, true, now)
+// set.
+func (a *AdminCreates) Prepare(body map[string]any) (RecordCreate, *Error) {
+	id, values, verr := a.rs.prepareCreate(a.ci, body, true, a.now)
 	if verr != nil {
 		return RecordCreate{}, verr
 	}
 	return RecordCreate{cmd: recordCreateCmd{
-		Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values,
-		Env: rs.e.envFor(p, ci, nil, now), Actor: actorOf(p),
+		Coll: a.ci.ID, Ver: a.ci.Version, Admin: true, ID: id, Now: a.now, Values: values,
+		Env: a.env, Actor: a.actor,
 	}}, nil
 }
 

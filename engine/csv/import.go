@@ -171,13 +171,14 @@ func (im *csvImporter) flush(ctx context.Context) error {
 		now := core.Now().Unix()
 		var failed []RowError
 		cmd := importCmd{Coll: ci.ID, Ver: ci.Version, Rows: make([]importRow, 0, len(im.pending))}
+		creates := core.Records().AdminCreates(im.p, ci, now)
 		for _, pr := range im.pending {
 			if pr.failed != nil {
 				failed = append(failed, RowError{Row: pr.row, Details: pr.failed})
 				continue
 			}
 			in, d := csvRowInput(ci, cols, pr.cells)
-			create, verr := core.Records().PrepareAdminCreate(im.p, ci, in, now)
+			create, verr := creates.Prepare(in)
 			if verr != nil || d != nil {
 				// Every field's problem at once: the cells that did not
 				// decode, and what validation says of the others.
