@@ -123,8 +123,9 @@ bench-bulk: build
 
 # Realtime fan-out figures for docs/benchmarks.md, per transport on a fresh
 # single node: the server's memory per idle subscription, delivery p50/p99 of
-# 20 writes to BENCH_FANOUT_SUBS subscribers, and events/s with 100
-# subscribers under 16 writers. The 10,000-subscriber figures of the doc use
+# 20 writes to BENCH_FANOUT_SUBS subscribers, delivery p50/p99 with 100
+# subscribers under 4 writers (issue 16) and events/s with 100 subscribers
+# under 16 writers. The 10,000-subscriber figures of the doc use
 # the same commands with --subscribers 10000 (svcbench raises its own
 # RLIMIT_NOFILE; the server's `ulimit -n` must exceed the count too).
 BENCH_FANOUT_SUBS ?= 1000
@@ -135,6 +136,7 @@ bench-fanout: build
 		for i in $$(seq 50); do curl -sf 127.0.0.1:18556/_/ready >/dev/null && break; sleep 0.1; done; \
 		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout-idle --subscribers $(BENCH_FANOUT_SUBS) --pid $$pid; \
 		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout --subscribers $(BENCH_FANOUT_SUBS) --writes 20; \
+		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout-rate --subscribers 100 --clients 4 --duration $(BENCH_DURATION); \
 		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout-rate --subscribers 100 --clients 16 --duration $(BENCH_DURATION); \
 		kill $$pid; wait $$pid 2>/dev/null; rm -rf $$dir; \
 	done

@@ -15,6 +15,9 @@ import (
 	"svcd/realtime"
 )
 
+// sseKeepBuf is the largest frame buffer a stream keeps between writes.
+const sseKeepBuf = 16 << 10
+
 // sseKeepAlive is how often an idle stream gets a comment line, so
 // proxies keep it open.
 const sseKeepAlive = 25 * time.Second
@@ -24,6 +27,10 @@ type sseStream struct {
 	mu sync.Mutex
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	// buf is reused for the frames of each write; deadline is the write
+	// deadline last set (see write).
+	buf      []byte
+	deadline time.Time
 }
 
 func (s *sseStream) frame(id, event string, data any) error {
@@ -31,7 +38,9 @@ func (s *sseStream) frame(id, event string, data any) error {
 	if err != nil {
 		return err
 	}
-	return s.raw(string(appendSSEFrame(nil, id, event, b)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.write(appendSSEFrame(nil, id, event, b))
 }
 
 // appendSSEFrame appends one event: id (when set), event name and the
@@ -52,8 +61,20 @@ func appendSSEFrame(buf []byte, id, event string, data []byte) []byte {
 func (s *sseStream) raw(text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = s.rc.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
-	if _, err := io.WriteString(s.w, text); err != nil {
+	return s.write([]byte(text))
+}
+
+// write sends b and flushes it, s.mu held. The write deadline keeps a
+// client that stops reading from holding the stream: each write gets at
+// least half of wsWriteTimeout, at most all of it. Moving the deadline
+// resets a runtime timer, so it moves only once half of it is used
+// rather than on every event.
+func (s *sseStream) write(b []byte) error {
+	if now := time.Now(); s.deadline.Sub(now) < wsWriteTimeout/2 {
+		s.deadline = now.Add(wsWriteTimeout)
+		_ = s.rc.SetWriteDeadline(s.deadline)
+	}
+	if _, err := s.w.Write(b); err != nil {
 		return err
 	}
 	return s.rc.Flush()
@@ -64,7 +85,9 @@ func (s *sseStream) message(m realtime.Message) error { return s.messages([]real
 // messages writes a batch of messages with one write and one flush (a
 // record event's encoding is shared by the subscribers that see it alike).
 func (s *sseStream) messages(msgs []realtime.Message) error {
-	var buf []byte
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf := s.buf[:0]
 	for _, m := range msgs {
 		b, err := m.Encode()
 		if err != nil {
@@ -72,7 +95,13 @@ func (s *sseStream) messages(msgs []realtime.Message) error {
 		}
 		buf = appendSSEFrame(buf, m.EventID, m.Type, b)
 	}
-	return s.raw(string(buf))
+	err := s.write(buf)
+	if cap(buf) <= sseKeepBuf {
+		s.buf = buf[:0]
+	} else {
+		s.buf = nil // a replay's burst: let it go
+	}
+	return err
 }
 
 // realtimeSSE serves GET /api/v1/realtime: the first frame is event

@@ -59,6 +59,22 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 		defer wcancel()
 		return ws.Write(wctx, websocket.MessageText, b)
 	}
+	// sendBatch writes the messages of one Next, a frame each, under one
+	// deadline of wsWriteTimeout (one timer per batch, not per frame).
+	sendBatch := func(msgs []realtime.Message) error {
+		wctx, wcancel := context.WithTimeout(ctx, wsWriteTimeout)
+		defer wcancel()
+		for _, m := range msgs {
+			b, err := m.Encode()
+			if err != nil {
+				return err
+			}
+			if err := ws.Write(wctx, websocket.MessageText, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	send := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -107,11 +123,8 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return
 			}
-			for _, m := range msgs {
-				b, err := m.Encode()
-				if err != nil || sendRaw(b) != nil {
-					return
-				}
+			if sendBatch(msgs) != nil {
+				return
 			}
 		}
 	}()

@@ -171,6 +171,12 @@ type Conn struct {
 	// kick wakes Next for presence messages.
 	kick chan struct{}
 
+	// Owned by the goroutine that calls Next (deliver.go): the hub's
+	// wake channel when the cursor last reached the ring's head, and the
+	// buffer events are copied into.
+	idle  chan struct{}
+	batch []*Event
+
 	// Guarded by hub.mu.
 	pos      uint64
 	started  bool
@@ -527,141 +533,6 @@ func quoteAll(s []string) []string {
 	out := make([]string, len(s))
 	for i, v := range s {
 		out[i] = fmt.Sprintf("%q", v)
-	}
-	return out
-}
-
-// batchSize bounds the events taken from the ring under its lock at once.
-const batchSize = 256
-
-// Next blocks until there is something to send: queued notices, or events
-// after the cursor that pass the subscriptions and the view rule. It
-// returns ErrSlowConsumer (or the reason the connection ended) once the
-// connection is failed, and ctx's error when ctx ends.
-//
-// A connection whose credential a committed event may have changed (or
-// that expired) rechecks it here, on its own goroutine, before it takes
-// any further event; see recheckNow for what happens when it no longer
-// holds (an unauthorized error message, or ErrUnauthorized).
-func (c *Conn) Next(ctx context.Context) ([]Message, error) {
-	h := c.hub
-	for {
-		h.mu.Lock()
-		if c.err != nil {
-			err := c.err
-			h.mu.Unlock()
-			return nil, err
-		}
-		if c.recheck {
-			c.recheck = false
-			h.mu.Unlock()
-			out, err := c.recheckNow(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if len(out) > 0 {
-				return out, nil
-			}
-			continue
-		}
-		if len(c.presQ) > 0 {
-			out := c.presQ
-			c.presQ = nil
-			h.mu.Unlock()
-			return out, nil
-		}
-		if !c.started {
-			h.mu.Unlock()
-			select {
-			case <-c.startCh:
-			case <-c.kick:
-			case <-c.done:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			continue
-		}
-		if len(c.notices) > 0 {
-			out := c.notices
-			c.notices = nil
-			h.mu.Unlock()
-			return out, nil
-		}
-		if c.pos+1 < h.first {
-			h.failLocked(c, ErrSlowConsumer)
-			h.mu.Unlock()
-			return nil, ErrSlowConsumer
-		}
-		if c.pos < h.head {
-			from := c.pos + 1 - h.first
-			n := min(uint64(len(h.ring))-from, batchSize)
-			batch := make([]*Event, n)
-			copy(batch, h.ring[from:from+n])
-			c.pos += n
-			h.mu.Unlock()
-			if out := c.deliver(batch); len(out) > 0 {
-				return out, nil
-			}
-			continue
-		}
-		wake := h.wake
-		h.mu.Unlock()
-		select {
-		case <-wake:
-		case <-c.kick:
-		case <-c.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// deliver turns the events a subscription wants into messages.
-func (c *Conn) deliver(batch []*Event) []Message {
-	c.mu.Lock()
-	p, subs := c.principal, c.subs
-	c.mu.Unlock()
-	var out []Message
-	for _, ev := range batch {
-		if c.skipping {
-			if !idLess(c.skipI, c.skipS, ev.Index, ev.Seq) {
-				continue
-			}
-			c.skipping = false
-		}
-		if ev.Flag != nil {
-			// Flag changes are public (they name what changed, not its
-			// rules); filters are about records and do not apply.
-			for _, s := range subs {
-				if s.t.matches(ev) {
-					out = append(out, Message{Type: "flags", EventID: ev.ID(), Flag: ev.Flag})
-					break
-				}
-			}
-			continue
-		}
-		var view View
-		for _, s := range subs {
-			if !s.t.matches(ev) {
-				continue
-			}
-			if view == nil {
-				if view = c.hub.opts.Auth.View(p, ev.Change); view == nil {
-					break
-				}
-			}
-			if s.f != nil && !view.Match(s.f) {
-				continue
-			}
-			m := Message{Type: ev.Action, EventID: ev.ID(), Collection: ev.Collection}
-			if ev.Action == "delete" {
-				m.ID = ev.RecordID
-			} else {
-				m = ev.frame(view, m)
-			}
-			out = append(out, m)
-			break
-		}
 	}
 	return out
 }

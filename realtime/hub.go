@@ -25,6 +25,7 @@ type Event struct {
 	// Flag is set, and Action is "flags", for a flag or segment change.
 	Flag *engine.FlagChange
 
+	id  string    // ID, formatted once for every subscriber
 	pos uint64    // node-local position in the ring (1, 2, ...)
 	at  time.Time // when this node saw it
 
@@ -61,7 +62,12 @@ func (e *Event) frame(view View, m Message) Message {
 
 // ID is the event id clients see: the Raft index, plus ".n" for the n-th
 // further record event of the same command. Every node gives the same ids.
-func (e *Event) ID() string { return formatID(e.Index, e.Seq) }
+func (e *Event) ID() string {
+	if e.id != "" {
+		return e.id
+	}
+	return formatID(e.Index, e.Seq)
+}
 
 func formatID(index uint64, seq uint32) string {
 	s := strconv.FormatUint(index, 10)
@@ -214,7 +220,7 @@ func (h *Hub) Observe(events []fsm.Event) {
 		switch ev.Kind {
 		case engine.EvFlagChange:
 			if fc, ok := ev.Data.(*engine.FlagChange); ok {
-				add = append(add, &Event{Index: ev.Index, Seq: seq, Action: "flags", Flag: fc, at: now})
+				add = append(add, &Event{Index: ev.Index, Seq: seq, Action: "flags", Flag: fc, id: formatID(ev.Index, seq), at: now})
 				seq++
 			}
 			continue
@@ -234,7 +240,7 @@ func (h *Hub) Observe(events []fsm.Event) {
 		id, _ := ch.Row[0].(string)
 		add = append(add, &Event{
 			Index: ev.Index, Seq: seq, Action: action, Collection: ch.CollectionName,
-			CollectionID: ch.CollectionID, RecordID: id, Change: ch, at: now,
+			CollectionID: ch.CollectionID, RecordID: id, Change: ch, id: formatID(ev.Index, seq), at: now,
 		})
 		seq++
 	}

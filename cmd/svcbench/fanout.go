@@ -23,6 +23,9 @@ import (
 //	             fast as they can for --duration: events delivered per
 //	             second in total and per subscriber, against the writes per
 //	             second committed; missed events are counted after a drain.
+//	             Each create carries its send time (fanout_delivery.go):
+//	             every delivery's delay from send to receipt gives the
+//	             delivery p50/p99/max, beside the writes' own latency.
 //	fanout-idle  the server's resident memory (VmRSS of /proc/PID/status;
 //	             --pid, else the pid of GET /api/v1/_/metrics when that
 //	             process is visible here) before and after opening N idle
@@ -67,6 +70,9 @@ type FanoutFigures struct {
 	EventsPerSec    float64
 	PerSubPerSec    float64
 	DeliveryLatency bool // Result.Latency is delivery (fanout), else write latency
+	// fanout-rate: per delivery, the delay from sending the create to the
+	// subscriber's receipt of its event (the create carries its send time).
+	Delivery Summary
 	// fanout-idle: the server's VmRSS in KiB, and the growth per connection.
 	RSSBeforeKiB, RSSAfterKiB int64
 	PerConnKiB                float64
@@ -97,7 +103,7 @@ func runFanoutScenario(ctx context.Context, env scenarioEnv, cfg config, name st
 	}
 	fmt.Fprintf(log, "%s: opening %d %s subscriptions on %s\n", name, cfg.subscribers, cfg.transport, env.nodes.describe())
 	start := time.Now()
-	pool, err := openSubscribers(ctx, newDialer(cfg.transport), env.nodes.bases, env.coll, cfg.subscribers, name == scFanout, log)
+	pool, err := openSubscribers(ctx, newDialer(cfg.transport), env.nodes.bases, env.coll, cfg.subscribers, name == scFanout, name == scFanoutRate, log)
 	if err != nil {
 		return r, err
 	}
@@ -190,10 +196,7 @@ func runFanoutWrites(ctx context.Context, env scenarioEnv, cfg config, pool *sub
 // subscribers count what they receive.
 func runFanoutRate(ctx context.Context, env scenarioEnv, cfg config, pool *subPool, r *Result) error {
 	f := r.Fanout
-	ld, err := newLoad(ctx, scCreate, env)
-	if err != nil {
-		return err
-	}
+	ld := stampedCreateLoad(env)
 	workers := newWorkers(env.clients, latencyCap(cfg.duration))
 	samples := &errorSamples{max: 5}
 	start := time.Now()
@@ -219,6 +222,7 @@ func runFanoutRate(ctx context.Context, env scenarioEnv, cfg config, pool *subPo
 	}
 	r.Elapsed, r.Requests, r.Errors = p.elapsed, p.requests, p.errors
 	r.Latency = summarize(p.latencies)
+	f.Delivery = summarize(pool.deliveryLatencies())
 	r.ErrorSamples = samples.samples()
 	r.Server = nodesDelta(before, after, p.requests)
 	f.Expected = committed * int64(len(pool.subs))

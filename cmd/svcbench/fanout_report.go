@@ -20,9 +20,10 @@ func formatFanoutLine(r Result) string {
 			r.Requests-r.Errors, r.Latency.Count,
 			formatLatency(r.Latency.P50), formatLatency(r.Latency.P99), formatLatency(r.Latency.Max), f.Missed)
 	case scFanoutRate:
-		fmt.Fprintf(&b, "  writers=%d  dur=%.1fs  writes/s=%.0f  events/s=%.0f  per-sub=%.0f/s  missed=%d  write-p50=%s write-p99=%s",
+		fmt.Fprintf(&b, "  writers=%d  dur=%.1fs  writes/s=%.0f  events/s=%.0f  per-sub=%.0f/s  missed=%d  write-p50=%s write-p99=%s  delivery-p50=%s delivery-p99=%s delivery-max=%s",
 			r.Clients, r.Elapsed.Seconds(), f.WritesPerSec, f.EventsPerSec, f.PerSubPerSec, f.Missed,
-			formatLatency(r.Latency.P50), formatLatency(r.Latency.P99))
+			formatLatency(r.Latency.P50), formatLatency(r.Latency.P99),
+			formatLatency(f.Delivery.P50), formatLatency(f.Delivery.P99), formatLatency(f.Delivery.Max))
 	case scFanoutIdle:
 		fmt.Fprintf(&b, "  rss=%s→%s  per-conn=%sKiB", formatKiB(f.RSSBeforeKiB), formatKiB(f.RSSAfterKiB), sig3(f.PerConnKiB))
 		if f.ServerConns != nil {
@@ -51,6 +52,10 @@ type jsonFanout struct {
 	WritesPerSec float64  `json:"writes_per_s,omitempty"`
 	EventsPerSec float64  `json:"events_per_s,omitempty"`
 	PerSubPerSec float64  `json:"events_per_s_per_subscriber,omitempty"`
+	Deliveries   int      `json:"deliveries,omitempty"` // fanout-rate: delivery latency samples
+	DeliveryP50  float64  `json:"delivery_p50_ms,omitempty"`
+	DeliveryP99  float64  `json:"delivery_p99_ms,omitempty"`
+	DeliveryMax  float64  `json:"delivery_max_ms,omitempty"`
 	RSSBeforeKiB int64    `json:"rss_before_kib,omitempty"`
 	RSSAfterKiB  int64    `json:"rss_after_kib,omitempty"`
 	PerConnKiB   float64  `json:"rss_per_conn_kib,omitempty"`
@@ -69,6 +74,7 @@ func fanoutJSON(f *FanoutFigures) *jsonFanout {
 		Transport: f.Transport, Subscribers: f.Subscribers, OpenSec: f.Open.Seconds(), Dropped: f.Dropped,
 		Expected: f.Expected, Missed: f.Missed, Latency: lat,
 		WritesPerSec: f.WritesPerSec, EventsPerSec: f.EventsPerSec, PerSubPerSec: f.PerSubPerSec,
+		Deliveries: f.Delivery.Count, DeliveryP50: ms(f.Delivery.P50), DeliveryP99: ms(f.Delivery.P99), DeliveryMax: ms(f.Delivery.Max),
 		RSSBeforeKiB: f.RSSBeforeKiB, RSSAfterKiB: f.RSSAfterKiB, PerConnKiB: f.PerConnKiB, ServerConns: f.ServerConns,
 	}
 }

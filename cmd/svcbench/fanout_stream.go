@@ -27,7 +27,8 @@ type rtEvent struct {
 	EventID    string `json:"eventId"`
 	Collection string `json:"collection"`
 	Record     struct {
-		ID string `json:"id"`
+		ID string  `json:"id"`
+		N  float64 `json:"n"` // fanout-rate: the create's send time, Unix µs
 	} `json:"record"`
 	Code    string `json:"code"`
 	Message string `json:"message"`

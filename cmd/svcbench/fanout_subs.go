@@ -23,6 +23,7 @@ type receipt struct {
 type subscriber struct {
 	stream eventStream
 	keep   bool
+	stamps bool // record the delay of every stamped create (fanout-rate)
 	done   chan struct{}
 
 	creates  atomic.Int64 // create events of the collection
@@ -30,7 +31,8 @@ type subscriber struct {
 
 	mu       sync.Mutex
 	receipts []receipt
-	err      error // why the stream ended (nil while open or when closed by us)
+	delays   []time.Duration // stamps: send-to-receipt delay per create
+	err      error           // why the stream ended (nil while open or when closed by us)
 }
 
 // subPool is the open subscriptions of one scenario.
@@ -46,7 +48,7 @@ type subPool struct {
 // openSubscribers opens n subscriptions to coll, subscriber i on node
 // bases[i mod len(bases)], fanoutOpeners at a time, and starts their
 // readers. On any failure every stream opened so far is closed.
-func openSubscribers(ctx context.Context, dial dialer, bases []string, coll string, n int, keep bool, log io.Writer) (*subPool, error) {
+func openSubscribers(ctx context.Context, dial dialer, bases []string, coll string, n int, keep, stamps bool, log io.Writer) (*subPool, error) {
 	p := &subPool{coll: coll, subs: make([]*subscriber, n)}
 	var (
 		next     atomic.Int64
@@ -74,7 +76,7 @@ func openSubscribers(ctx context.Context, dial dialer, bases []string, coll stri
 					})
 					return
 				}
-				p.subs[i] = &subscriber{stream: s, keep: keep, done: make(chan struct{})}
+				p.subs[i] = &subscriber{stream: s, keep: keep, stamps: stamps, done: make(chan struct{})}
 				go p.read(ctx, p.subs[i])
 				if k := opened.Add(1); k%2000 == 0 && int(k) < n {
 					fmt.Fprintf(log, "  %d subscriptions open\n", k)
@@ -116,6 +118,13 @@ func (p *subPool) read(ctx context.Context, s *subscriber) {
 		s.creates.Add(1)
 		if start := p.winStart.Load(); start != 0 && now.UnixNano() >= start && now.UnixNano() <= p.winEnd.Load() {
 			s.inWindow.Add(1)
+		}
+		if s.stamps {
+			if d, ok := deliveryDelay(ev, now); ok {
+				s.mu.Lock()
+				s.delays = append(s.delays, d)
+				s.mu.Unlock()
+			}
 		}
 		if s.keep {
 			s.mu.Lock()

@@ -178,7 +178,12 @@ func TestFanoutRate(t *testing.T) {
 			if f.PerSubPerSec*20 < f.EventsPerSec*0.999 || f.PerSubPerSec*20 > f.EventsPerSec*1.001 {
 				t.Errorf("per-sub %.1f/s, total %.1f/s", f.PerSubPerSec, f.EventsPerSec)
 			}
-			if !strings.Contains(out, "writers=2") || !strings.Contains(out, "events/s=") {
+			// Every delivery of a stamped create is a delivery-latency
+			// sample, each at least 0 and within the drain.
+			if d := f.Delivery; int64(d.Count) != 20*committed || d.Min < 0 || d.P50 > d.P99 || d.Max > fanoutDrain {
+				t.Errorf("delivery latency %+v for %d deliveries", d, 20*committed)
+			}
+			if !strings.Contains(out, "writers=2") || !strings.Contains(out, "events/s=") || !strings.Contains(out, "delivery-p99=") {
 				t.Errorf("table line %q", out)
 			}
 		})

@@ -15,12 +15,17 @@ import (
 // n is seq and done is true for odd seq, which the filter scenario selects
 // on.
 func recordBody(buf []byte, worker, seq int) []byte {
+	return recordBodyN(buf, worker, seq, int64(seq))
+}
+
+// recordBodyN is recordBody with n given.
+func recordBodyN(buf []byte, worker, seq int, n int64) []byte {
 	buf = append(buf, `{"title":"bench `...)
 	buf = strconv.AppendInt(buf, int64(worker), 10)
 	buf = append(buf, '-')
 	buf = strconv.AppendInt(buf, int64(seq), 10)
 	buf = append(buf, `","n":`...)
-	buf = strconv.AppendInt(buf, int64(seq), 10)
+	buf = strconv.AppendInt(buf, n, 10)
 	buf = append(buf, `,"done":`...)
 	buf = strconv.AppendBool(buf, seq%2 == 1)
 	return append(buf, '}')
