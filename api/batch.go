@@ -59,7 +59,9 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeRawData(w, http.StatusOK, appendBatchAnswers(make([]byte, 0, 64+len(body)*2), reqs, res))
+	out := append(make([]byte, 0, 64+len(body)*2), `{"data":`...)
+	out = appendBatchAnswers(out, reqs, res)
+	writeBytes(w, http.StatusOK, append(out, "}\n"...))
 }
 
 // appendBatchAnswers appends the data array of a batch's answer:

@@ -93,8 +93,9 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 	for attempt := 0; ; attempt++ {
 		cmd := batchCmd{Ops: make([]batchOpCmd, len(ops)), ReadBudget: batchReadTicks}
 		now := rs.e.now().Unix()
+		shared := &batchShared{actor: actorOf(p)}
 		for i, op := range ops {
-			c, err := rs.prepareBatchOp(ctx, p, op, decoded[i], now)
+			c, err := rs.prepareBatchOp(ctx, p, op, decoded[i], now, shared)
 			if err != nil {
 				return nil, 0, BatchError(i, err)
 			}
@@ -118,7 +119,7 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 // prepareBatchOp does for one entry what the single endpoint does before
 // proposing: resolve the collection, answer what needs no row, validate,
 // hash passwords, pick ids and capture the rule context.
-func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in map[string]any, now int64) (batchOpCmd, error) {
+func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, in map[string]any, now int64, shared *batchShared) (batchOpCmd, error) {
 	p.Request = op.Request
 	switch op.Action {
 	case BatchCreate:
@@ -137,8 +138,8 @@ func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, 
 		if verr != nil {
 			return batchOpCmd{}, verr
 		}
-		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
-		return batchOpCmd{Create: &recordCreateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p)}}, nil
+		env := shared.env(rs.e, p, ci, now, func() map[string]any { return bodyEnv(ci, in, func(i int) any { return values[i] }) })
+		return batchOpCmd{Create: &recordCreateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: shared.actor}}, nil
 	case BatchUpdate:
 		ci, err := rs.writable(op.Collection)
 		if err != nil {
@@ -198,4 +199,27 @@ func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, 
 		return batchOpCmd{Read: r}, nil
 	}
 	return batchOpCmd{}, Errorf(KindBadRequest, "Unknown batch action %q", op.Action)
+}
+
+// batchShared is what a batch's creates share: the caller as actor, and
+// the rule environment of creates in one collection whose rules read
+// nothing of the request but the method and context (the usual case: the
+// same environment for a hundred entries, built once).
+type batchShared struct {
+	actor           *Actor
+	ci              *Coll
+	method, context string
+	last            *RuleEnv
+}
+
+func (b *batchShared) env(e *Engine, p Principal, ci *Coll, now int64, body func() map[string]any) *RuleEnv {
+	if u := ci.rulesUse; u.headers || u.query || u.body {
+		return e.envFor(p, ci, body(), now)
+	}
+	if b.last != nil && b.ci == ci && b.method == p.Request.Method && b.context == p.Request.Context {
+		return b.last
+	}
+	b.last = e.envFor(p, ci, nil, now)
+	b.ci, b.method, b.context = ci, p.Request.Method, p.Request.Context
+	return b.last
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // The binary form of a batch (cmd_binary.go) covers batches whose every
 // entry is a create, the bulk case; any other batch is proposed as JSON.
 //
@@ -15,7 +17,7 @@ func (c batchCmd) AppendBinary(b []byte) ([]byte, error) {
 		}
 		creates[i] = op.Create
 	}
-	w := &binWriter{b: b}
+	w := &binWriter{b: slices.Grow(b, 16+len(c.Ops)*160)}
 	w.varint(c.ReadBudget)
 	if err := appendCreates(w, creates); err != nil {
 		return nil, err

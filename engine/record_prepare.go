@@ -14,18 +14,24 @@ import (
 // and the stored value of every field, with passwords hashed and autodates
 // filled: everything the handler needs, nothing it must compute.
 func (rs *Records) prepareCreate(ci *Coll, body map[string]any, admin bool, now int64) (string, []any, *Error) {
-	d := map[string]string{}
+	var d map[string]string // the field errors, made at the first
+	fail := func(field, msg string) {
+		if d == nil {
+			d = map[string]string{}
+		}
+		d[field] = msg
+	}
 	id := ""
 	switch v := body["id"].(type) {
 	case nil:
 		id = rs.ids.next()
 	case string:
 		if !ValidRecordID(v) {
-			d["id"] = "must be 15 characters of a-z and 0-9"
+			fail("id", "must be 15 characters of a-z and 0-9")
 		}
 		id = v
 	default:
-		d["id"] = "must be a string"
+		fail("id", "must be a string")
 	}
 	values := make([]any, len(ci.fields))
 	for i, f := range ci.fields {
@@ -44,7 +50,7 @@ func (rs *Records) prepareCreate(ci *Coll, body map[string]any, admin bool, now 
 			msg = "cannot be blank"
 		}
 		if msg != "" {
-			d[f.Name] = msg
+			fail(f.Name, msg)
 			continue
 		}
 		values[i] = stored

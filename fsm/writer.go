@@ -19,9 +19,6 @@ import (
 type writer struct {
 	conn  *sqlite3.SQLiteConn
 	stmts map[string]driver.Stmt
-	// nv is the arguments' scratch space, reused by every statement (the
-	// driver binds them before exec or query returns).
-	nv []driver.NamedValue
 }
 
 func openWriter(path string) (*writer, error) {
@@ -59,13 +56,9 @@ func (w *writer) stmt(query string) (driver.Stmt, error) {
 	return st, nil
 }
 
-// namedArgs converts arguments to driver values in the writer's scratch
-// space, valid until the next statement.
-func (w *writer) namedArgs(args []any) ([]driver.NamedValue, error) {
-	if cap(w.nv) < len(args) {
-		w.nv = make([]driver.NamedValue, len(args), max(len(args), 16))
-	}
-	out := w.nv[:len(args)]
+// namedArgs converts arguments to driver values.
+func namedArgs(args []any) ([]driver.NamedValue, error) {
+	out := make([]driver.NamedValue, len(args))
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
@@ -79,7 +72,7 @@ func (w *writer) namedArgs(args []any) ([]driver.NamedValue, error) {
 var bg = context.Background()
 
 func (w *writer) exec(cached bool, query string, args []any) (driver.Result, error) {
-	nv, err := w.namedArgs(args)
+	nv, err := namedArgs(args)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +87,7 @@ func (w *writer) exec(cached bool, query string, args []any) (driver.Result, err
 }
 
 func (w *writer) query(cached bool, query string, args []any) (*Rows, error) {
-	nv, err := w.namedArgs(args)
+	nv, err := namedArgs(args)
 	if err != nil {
 		return nil, err
 	}

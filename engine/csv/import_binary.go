@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"svcd/engine"
 )
@@ -18,6 +19,7 @@ import (
 
 // AppendBinary appends the chunk's binary form.
 func (c importCmd) AppendBinary(b []byte) ([]byte, error) {
+	b = slices.Grow(b, 32+len(c.Coll)+len(c.Rows)*160)
 	b = binary.AppendVarint(b, c.Ver)
 	b = binary.AppendUvarint(b, uint64(len(c.Coll)))
 	b = append(b, c.Coll...)
