@@ -79,6 +79,11 @@ fmt:
 clean:
 	rm -rf bin
 
+# The shell steps that start a local three-node cluster in $$dir (n1 on 18601
+# bootstraps and leads, n2 and n3 join), stopped and removed when the
+# recipe's shell exits; SVC_CLUSTER_KEY must be set.
+start_cluster = SVC_DATA_DIR=$$dir/n1 ./$(BIN) serve --http 127.0.0.1:18601 --node-id n1 --raft-addr 127.0.0.1:18611 --bootstrap >$$dir/n1.log 2>&1 & p1=$$!; sleep 1.5; SVC_DATA_DIR=$$dir/n2 ./$(BIN) serve --http 127.0.0.1:18602 --node-id n2 --raft-addr 127.0.0.1:18612 --join http://127.0.0.1:18601 >$$dir/n2.log 2>&1 & p2=$$!; SVC_DATA_DIR=$$dir/n3 ./$(BIN) serve --http 127.0.0.1:18603 --node-id n3 --raft-addr 127.0.0.1:18613 --join http://127.0.0.1:18601 >$$dir/n3.log 2>&1 & p3=$$!; trap "kill $$p1 $$p2 $$p3 2>/dev/null; wait 2>/dev/null; rm -rf $$dir" EXIT; for i in $$(seq 100); do curl -sf 127.0.0.1:18603/_/ready >/dev/null && curl -sf 127.0.0.1:18602/_/ready >/dev/null && break; sleep 0.1; done
+
 # End-to-end load figures for docs/benchmarks.md: a fresh single node on a
 # temporary data dir, svcbench with CLIENTS concurrent clients (16 and 32 by
 # default): create, get and list-30 over 10k rows; then, on a second fresh
@@ -111,12 +116,7 @@ bench-bulk: build
 	./bin/svcbench --url http://127.0.0.1:18555 --clients 4 --scenario ingest --rows $(BENCH_BULK_ROWS) --rows-per-request 5000; \
 	kill $$pid; wait $$pid 2>/dev/null; \
 	export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM; \
-	SVC_DATA_DIR=$$dir/n1 ./$(BIN) serve --http 127.0.0.1:18601 --node-id n1 --raft-addr 127.0.0.1:18611 --bootstrap >$$dir/n1.log 2>&1 & p1=$$!; \
-	sleep 1.5; \
-	SVC_DATA_DIR=$$dir/n2 ./$(BIN) serve --http 127.0.0.1:18602 --node-id n2 --raft-addr 127.0.0.1:18612 --join http://127.0.0.1:18601 >$$dir/n2.log 2>&1 & p2=$$!; \
-	SVC_DATA_DIR=$$dir/n3 ./$(BIN) serve --http 127.0.0.1:18603 --node-id n3 --raft-addr 127.0.0.1:18613 --join http://127.0.0.1:18601 >$$dir/n3.log 2>&1 & p3=$$!; \
-	trap "kill $$p1 $$p2 $$p3 2>/dev/null; wait 2>/dev/null; rm -rf $$dir" EXIT; \
-	for i in $$(seq 100); do curl -sf 127.0.0.1:18603/_/ready >/dev/null && curl -sf 127.0.0.1:18602/_/ready >/dev/null && break; sleep 0.1; done; \
+	$(start_cluster); \
 	echo "== three nodes, through the leader"; \
 	./bin/svcbench --url http://127.0.0.1:18601 --clients 16 --duration $(BENCH_DURATION) --warmup 2s --fresh --scenario batch; \
 	./bin/svcbench --url http://127.0.0.1:18601 --clients 4 --scenario ingest --rows $(BENCH_BULK_ROWS) --rows-per-request 5000
@@ -151,12 +151,7 @@ BENCH_CLUSTER_DURATION ?= 8s
 BENCH_NODES := http://127.0.0.1:18601,http://127.0.0.1:18602,http://127.0.0.1:18603
 bench-cluster: build
 	@dir=$$(mktemp -d); export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM SVC_LOG_LEVEL=warn SVC_RATE_ENABLED=0; \
-	SVC_DATA_DIR=$$dir/n1 ./$(BIN) serve --http 127.0.0.1:18601 --node-id n1 --raft-addr 127.0.0.1:18611 --bootstrap >$$dir/n1.log 2>&1 & p1=$$!; \
-	sleep 1.5; \
-	SVC_DATA_DIR=$$dir/n2 ./$(BIN) serve --http 127.0.0.1:18602 --node-id n2 --raft-addr 127.0.0.1:18612 --join http://127.0.0.1:18601 >$$dir/n2.log 2>&1 & p2=$$!; \
-	SVC_DATA_DIR=$$dir/n3 ./$(BIN) serve --http 127.0.0.1:18603 --node-id n3 --raft-addr 127.0.0.1:18613 --join http://127.0.0.1:18601 >$$dir/n3.log 2>&1 & p3=$$!; \
-	trap "kill $$p1 $$p2 $$p3 2>/dev/null; wait 2>/dev/null; rm -rf $$dir" EXIT; \
-	for i in $$(seq 100); do curl -sf 127.0.0.1:18603/_/ready >/dev/null && curl -sf 127.0.0.1:18602/_/ready >/dev/null && break; sleep 0.1; done; \
+	$(start_cluster); \
 	run="./bin/svcbench --duration $(BENCH_CLUSTER_DURATION) --warmup 2s"; \
 	echo "== one client writing via the leader"; $$run --url http://127.0.0.1:18601 --clients 1 --scenario create --fresh; \
 	echo "== one client writing via a follower"; $$run --url http://127.0.0.1:18602 --clients 1 --scenario create; \
