@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -136,33 +137,21 @@ func (w *binWriter) jsonValue(v any) error {
 
 // anyMap appends a map's size and its entries sorted by key (the same map
 // always encodes to the same bytes).
-func (w *binWriter) anyMap(m map[string]any) error {
+func (w *binWriter) anyMap(m map[string]any) error { return writeMap(w, m, w.jsonValue) }
+
+func (w *binWriter) strMap(m map[string]string) {
+	writeMap(w, m, func(v string) error { w.str(v); return nil })
+}
+
+func writeMap[V any](w *binWriter, m map[string]V, value func(V) error) error {
 	w.uvarint(uint64(len(m)))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		w.str(k)
-		if err := w.jsonValue(m[k]); err != nil {
+		if err := value(m[k]); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (w *binWriter) strMap(m map[string]string) {
-	w.uvarint(uint64(len(m)))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		w.str(k)
-		w.str(m[k])
-	}
 }
 
 // binReader reads what binWriter wrote. The first error sticks: later
@@ -284,30 +273,22 @@ func (r *binReader) value() any {
 	}
 }
 
-// anyMap reads a map; an empty one reads as nil, as JSON's omitempty
-// leaves it.
-func (r *binReader) anyMap() map[string]any {
-	n := r.count(2)
-	if n == 0 {
-		return nil
-	}
-	m := make(map[string]any, n)
-	for range n {
-		k := r.str()
-		m[k] = r.value()
-	}
-	return m
-}
+// anyMap reads a map of values; an empty one reads as nil, as JSON's
+// omitempty leaves it.
+func (r *binReader) anyMap() map[string]any { return readMap(r, r.value) }
 
-func (r *binReader) strMap() map[string]string {
+// strMap reads a map of strings, nil when empty.
+func (r *binReader) strMap() map[string]string { return readMap(r, r.str) }
+
+func readMap[V any](r *binReader, value func() V) map[string]V {
 	n := r.count(2)
 	if n == 0 {
 		return nil
 	}
-	m := make(map[string]string, n)
+	m := make(map[string]V, n)
 	for range n {
 		k := r.str()
-		m[k] = r.str()
+		m[k] = value()
 	}
 	return m
 }

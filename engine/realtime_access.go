@@ -131,21 +131,16 @@ func filterRecord(ci *Coll, row []any) filter.Record {
 	return rec
 }
 
-// viewRuleExpr is ci's view rule, parsed once per collection version
-// (every event of every subscriber checks it); nil when it does not parse
-// or is null.
+// viewRuleExpr is ci's view rule as parsed with the collection
+// (rules_parsed.go); nil when it does not parse or is null.
 func (ci *Coll) viewRuleExpr() filter.Expr {
-	if p := ci.viewRule.Load(); p != nil {
-		return *p
-	}
 	if ci.ViewRule == nil {
 		return nil
 	}
-	ex, err := filter.Parse(*ci.ViewRule)
+	ex, err := ci.parseRule(*ci.ViewRule)
 	if err != nil {
 		return nil
 	}
-	ci.viewRule.Store(&ex)
 	return ex
 }
 

@@ -1,43 +1,36 @@
 package engine
 
-import (
-	"sync"
+import "svcd/engine/filter"
 
-	"svcd/engine/filter"
-)
-
-// parsedRules caches the parsed rules of one collection version: a Coll
-// never changes once built and a parsed expression is read only, so a
-// rule is parsed once per version instead of once per record checked
-// (a batch of 100 creates under a create rule parsed it 100 times).
-type parsedRules struct {
-	mu sync.Mutex
-	m  map[string]parsedRule
-}
-
+// parsedRule is a rule's text parsed, or why it does not parse.
 type parsedRule struct {
 	expr filter.Expr
 	err  error
 }
 
-// maxParsedRules bounds the cache; rules are a handful per collection.
-const maxParsedRules = 64
+// parseRules parses the collection's rules once, when its version is
+// loaded: a Coll never changes and a parsed expression is read only, so
+// rule checks (every record of a batch, every realtime delivery) look the
+// parse up instead of parsing again. The map is never written after.
+func parseRules(c *Coll) map[string]parsedRule {
+	m := map[string]parsedRule{}
+	for _, r := range []*string{c.ViewRule, c.CreateRule, c.UpdateRule, c.DeleteRule} {
+		if r == nil {
+			continue
+		}
+		if _, ok := m[*r]; !ok {
+			expr, err := filter.Parse(*r)
+			m[*r] = parsedRule{expr, err}
+		}
+	}
+	return m
+}
 
-// parseRule returns src parsed, from the cache when it was parsed before.
+// parseRule returns src parsed: from the collection's parsed rules when
+// it is one of them, else parsed now.
 func (ci *Coll) parseRule(src string) (filter.Expr, error) {
-	c := ci.parsed
-	c.mu.Lock()
-	r, ok := c.m[src]
-	c.mu.Unlock()
-	if ok {
+	if r, ok := ci.parsed[src]; ok {
 		return r.expr, r.err
 	}
-	expr, err := filter.Parse(src)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxParsedRules {
-		c.m = map[string]parsedRule{}
-	}
-	c.m[src] = parsedRule{expr, err}
-	c.mu.Unlock()
-	return expr, err
+	return filter.Parse(src)
 }

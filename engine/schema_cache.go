@@ -16,9 +16,9 @@ import (
 // Coll is a collection with everything the hot paths need precomputed.
 type Coll struct {
 	*schema.Collection
-	parsed *parsedRules // the rules, parsed once (rules_parsed.go)
-	table  string       // quoted table name
-	fields []*FieldInfo // stored fields in output order (auth system fields first)
+	parsed map[string]parsedRule // the rules, parsed once (rules_parsed.go)
+	table  string                // quoted table name
+	fields []*FieldInfo          // stored fields in output order (auth system fields first)
 	// Row layout of selectCols: id, created, updated, then fields.
 	selectCols  string
 	insertSQL   string // INSERT of id, created, updated and every field
@@ -31,8 +31,6 @@ type Coll struct {
 	// engine's cache only; apply never opens anything).
 	keyring *crypt.Keyring
 	fc      atomic.Pointer[filter.Collection]
-	// viewRule is the parsed ViewRule, for realtime deliveries.
-	viewRule atomic.Pointer[filter.Expr]
 }
 
 type FieldInfo struct {
@@ -95,7 +93,7 @@ func isAuthSystemName(name string) bool {
 
 // newCollInfo precomputes the layout of c.
 func newCollInfo(c *schema.Collection, viewCols []string) (*Coll, error) {
-	ci := &Coll{Collection: c, table: quoteIdent(c.Name), hasCreated: true, hasUpdated: true, parsed: &parsedRules{}}
+	ci := &Coll{Collection: c, table: quoteIdent(c.Name), hasCreated: true, hasUpdated: true}
 	if c.Type == schema.TypeAuth {
 		ci.fields = append(ci.fields, authSystemFields()...)
 	}
@@ -131,6 +129,7 @@ func newCollInfo(c *schema.Collection, viewCols []string) (*Coll, error) {
 			strings.Repeat(", ?", len(ins)-1) + ")"
 	}
 	ci.rulesUse = rulesUseOf(c)
+	ci.parsed = parseRules(ci)
 	ci.defaultSort = "-created"
 	if !ci.hasCreated {
 		ci.defaultSort = "id"
