@@ -35,23 +35,20 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	reqs, err := parseBatchBody(body)
+	reqs, ops, err := parseBatchBody(body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	caller := principal(r)
 	info := requestInfo(r)
-	ops := make([]engine.BatchOp, len(reqs))
 	for i, req := range reqs {
 		write := req.Op.Action != engine.BatchList && req.Op.Action != engine.BatchGet
 		if !caller.HasScope(req.Op.Collection, write) {
 			s.writeError(w, r, engine.BatchError(i, engine.ErrInsufficientScope))
 			return
 		}
-		op := req.Op
-		op.Request = entryInfo(info, req)
-		ops[i] = op
+		req.Op.Request = entryInfo(info, req)
 	}
 	res, idx, err := s.batcher.Batch(r.Context(), batchCaller(caller, reqs), ops)
 	setIndex(w, idx)

@@ -21,7 +21,7 @@ func FuzzBatchBody(f *testing.F) {
 	f.Add([]byte(`{"requests":[]}`))
 	f.Add([]byte(`{"requests":[{"method":"GET","url":"/api/v1/%zz"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		reqs, err := parseBatchBody(body)
+		reqs, _, err := parseBatchBody(body)
 		if err != nil {
 			de := engine.AsError(err)
 			if de == nil || (de.Kind != engine.KindBadRequest && de.Kind != engine.KindValidation) {

@@ -24,10 +24,11 @@ type batchEntry struct {
 	Headers map[string]string `json:"headers"`
 }
 
-// batchRequest is one parsed entry: the engine operation, the entry's
-// method (for the caller's role) and its query (for @request.query).
+// batchRequest is one parsed entry: the engine operation (in the slice
+// handed to the engine as it is), the entry's method (for the caller's
+// role) and its query (for @request.query).
 type batchRequest struct {
-	Op     engine.BatchOp
+	Op     *engine.BatchOp
 	Method string
 	Query  url.Values
 }
@@ -38,7 +39,7 @@ type batchRequest struct {
 // (/api/collections/:collection/records[/:id]) URL. Malformed JSON is a 400;
 // a body of the wrong shape is a 422 whose message names the entry (0-based
 // index) and whose details name the field.
-func parseBatchBody(b []byte) ([]batchRequest, error) {
+func parseBatchBody(b []byte) ([]batchRequest, []engine.BatchOp, error) {
 	var body struct {
 		Requests []batchEntry `json:"requests"`
 	}
@@ -47,39 +48,40 @@ func parseBatchBody(b []byte) ([]batchRequest, error) {
 	// records. Numbers stay exact (json.Number).
 	rest, err := fastjson.Parse(b, &body, fastjson.UseNumber)
 	if err != nil {
-		return nil, engine.Errorf(engine.KindBadRequest, "Invalid JSON body: %v", err)
+		return nil, nil, engine.Errorf(engine.KindBadRequest, "Invalid JSON body: %v", err)
 	}
 	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, engine.Errorf(engine.KindBadRequest, "Invalid JSON body: data after the top-level value")
+		return nil, nil, engine.Errorf(engine.KindBadRequest, "Invalid JSON body: data after the top-level value")
 	}
 	if n := len(body.Requests); n == 0 || n > engine.MaxBatchOps {
-		return nil, engine.ValidationError(map[string]string{
+		return nil, nil, engine.ValidationError(map[string]string{
 			"requests": fmt.Sprintf("must hold 1 to %d entries (got %d)", engine.MaxBatchOps, n),
 		})
 	}
 	out := make([]batchRequest, len(body.Requests))
+	ops := make([]engine.BatchOp, len(body.Requests))
 	for i, e := range body.Requests {
-		req, field, msg := parseBatchEntry(e)
+		method, query, field, msg := parseBatchEntry(e, &ops[i])
 		if msg != "" {
-			return nil, engine.BatchError(i, engine.ValidationError(map[string]string{field: msg}))
+			return nil, nil, engine.BatchError(i, engine.ValidationError(map[string]string{field: msg}))
 		}
-		out[i] = req
+		out[i] = batchRequest{Op: &ops[i], Method: method, Query: query}
 	}
-	return out, nil
+	return out, ops, nil
 }
 
-// parseBatchEntry turns one entry into an operation, or names the bad
-// field with a message.
-func parseBatchEntry(e batchEntry) (req batchRequest, field, msg string) {
-	u, err := url.Parse(e.URL)
-	if err != nil || e.URL == "" || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Fragment != "" {
-		return req, "url", "must be a record path such as /api/v1/posts or /api/collections/posts/records/<id>"
-	}
-	coll, id, ok := recordPath(u.Path)
+// parseBatchEntry fills op from one entry and returns the entry's method
+// and query, or names the bad field with a message.
+func parseBatchEntry(e batchEntry, op *engine.BatchOp) (method string, q url.Values, field, msg string) {
+	path, q, ok := entryURL(e.URL)
 	if !ok {
-		return req, "url", "is not a record URL (/api/v1/:collection[/:id] or /api/collections/:collection/records[/:id])"
+		return "", nil, "url", "must be a record path such as /api/v1/posts or /api/collections/posts/records/<id>"
 	}
-	method := strings.ToUpper(strings.TrimSpace(e.Method))
+	coll, id, ok := recordPath(path)
+	if !ok {
+		return "", nil, "url", "is not a record URL (/api/v1/:collection[/:id] or /api/collections/:collection/records[/:id])"
+	}
+	method = strings.ToUpper(strings.TrimSpace(e.Method))
 	var action engine.BatchAction
 	switch {
 	case method == http.MethodPost && id == "":
@@ -93,10 +95,9 @@ func parseBatchEntry(e batchEntry) (req batchRequest, field, msg string) {
 	case method == http.MethodDelete && id != "":
 		action = engine.BatchDelete
 	default:
-		return req, "method", fmt.Sprintf("%q does not apply to %s (create: POST, list and get: GET, update: PATCH or PUT, delete: DELETE)", e.Method, u.Path)
+		return "", nil, "method", fmt.Sprintf("%q does not apply to %s (create: POST, list and get: GET, update: PATCH or PUT, delete: DELETE)", e.Method, path)
 	}
-	q := u.Query()
-	op := engine.BatchOp{Action: action, Collection: coll, ID: id, IfMatch: headerValue(e.Headers, "If-Match"),
+	*op = engine.BatchOp{Action: action, Collection: coll, ID: id, IfMatch: headerValue(e.Headers, "If-Match"),
 		List: listQuery(q)}
 	if action == engine.BatchCreate || action == engine.BatchUpdate {
 		switch b := e.Body.(type) {
@@ -110,7 +111,22 @@ func parseBatchEntry(e batchEntry) (req batchRequest, field, msg string) {
 			op.Body, _ = json.Marshal(b)
 		}
 	}
-	return batchRequest{Op: op, Method: method, Query: q}, "", ""
+	return method, q, "", ""
+}
+
+// entryURL splits an entry's URL into path and query; ok is false for
+// anything but a path with an optional query. A plain path (the common
+// case: /api/v1/posts) is taken as it is, without url.Parse's
+// allocations.
+func entryURL(raw string) (path string, q url.Values, ok bool) {
+	if plainPath(raw) {
+		return raw, url.Values{}, true
+	}
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Fragment != "" {
+		return "", nil, false
+	}
+	return u.Path, u.Query(), true
 }
 
 // recordPath splits a record URL path into collection and id (empty for
@@ -167,4 +183,19 @@ func headerValue(h map[string]string, name string) string {
 		}
 	}
 	return ""
+}
+
+// plainPath: raw is a path url.Parse would return unchanged with no query
+// or fragment (no escapes, no control characters).
+func plainPath(raw string) bool {
+	if !strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "//") {
+		return false
+	}
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c < 0x20, c == 0x7f, c == '?', c == '#', c == '%', c == ':':
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"reflect"
 	"testing"
 )
@@ -20,7 +21,7 @@ func TestBatchBodyDecodesAsEncodingJSON(t *testing.T) {
 		`{}`,
 	}
 	for _, body := range bodies {
-		reqs, err := parseBatchBody([]byte(`{"requests":[{"method":"POST","url":"/api/v1/posts","body":` + body + `}]}`))
+		reqs, _, err := parseBatchBody([]byte(`{"requests":[{"method":"POST","url":"/api/v1/posts","body":` + body + `}]}`))
 		if err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}
@@ -35,8 +36,25 @@ func TestBatchBodyDecodesAsEncodingJSON(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"requests":[]} x`, `{"requests":[`, `{"requests":[{"body":{"a":01}}]}`, "{\"requests\":[{\"method\":\"POST\",\"url\":\"/api/v1/p\",\"body\":{\"a\":1,}}]}"} {
-		if _, err := parseBatchBody([]byte(bad)); err == nil {
+		if _, _, err := parseBatchBody([]byte(bad)); err == nil {
 			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// The fast path for plain entry URLs gives what url.Parse gives.
+func TestEntryURLAgreesWithURLParse(t *testing.T) {
+	for _, raw := range []string{"/api/v1/posts", "/api/v1/posts/abc", "/api/v1/po sts", "/api/v1/p\x01", "/api/v1/p\x7f",
+		"/api/v1/posts?x=1", "/api/v1/p%41", "/a:b", "//host/api/v1/posts", "/api/v1/posts#f", "/api/v1/é", "/"} {
+		path, q, ok := entryURL(raw)
+		u, err := url.Parse(raw)
+		wantOK := err == nil && u.Scheme == "" && u.Host == "" && u.Opaque == "" && u.Fragment == ""
+		if ok != wantOK {
+			t.Errorf("%q: ok %v, url.Parse says %v (%v)", raw, ok, wantOK, err)
+			continue
+		}
+		if ok && (path != u.Path || !reflect.DeepEqual(q, u.Query())) {
+			t.Errorf("%q: path %q query %v, url.Parse gives %q %v", raw, path, q, u.Path, u.Query())
 		}
 	}
 }

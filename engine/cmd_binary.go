@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -30,8 +29,13 @@ const (
 // does not cover it. A module's AppendBinary returns (or wraps) it too.
 var ErrNoBinary = errors.New("engine: payload has no binary form")
 
-// binWriter appends the primitives of the binary payloads.
-type binWriter struct{ b []byte }
+// binWriter appends the primitives of the binary payloads. keys is
+// scratch space for sorting map keys (a stack: nested maps push above
+// their parent's keys), so encoding a record allocates nothing for it.
+type binWriter struct {
+	b    []byte
+	keys []string
+}
 
 func (w *binWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *binWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
@@ -145,7 +149,14 @@ func (w *binWriter) strMap(m map[string]string) {
 
 func writeMap[V any](w *binWriter, m map[string]V, value func(V) error) error {
 	w.uvarint(uint64(len(m)))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	start := len(w.keys)
+	for k := range m {
+		w.keys = append(w.keys, k)
+	}
+	slices.Sort(w.keys[start:])
+	defer func() { w.keys = w.keys[:start] }()
+	for i := start; i < start+len(m); i++ {
+		k := w.keys[i] // w.keys may grow under value: index it each time
 		w.str(k)
 		if err := value(m[k]); err != nil {
 			return err

@@ -52,9 +52,15 @@ func (rw *createRunWriter) append(c *recordCreateCmd) error {
 		flags |= createSameColl
 	}
 	var env []byte
-	if c.Env != nil {
+	switch {
+	case c.Env == nil:
+	case rw.prev != nil && rw.prev.Env == c.Env:
+		// The very environment of the previous entry (a batch's or an
+		// import's entries share one): the same bytes, not encoded again.
+		flags |= createHasEnv | createSameEnv
+	default:
 		flags |= createHasEnv
-		ew := &binWriter{b: rw.envBuf[:0]}
+		ew := &binWriter{b: rw.envBuf[:0], keys: rw.w.keys}
 		if err := c.Env.appendBinary(ew); err != nil {
 			return err
 		}

@@ -19,6 +19,10 @@ import (
 type writer struct {
 	conn  *sqlite3.SQLiteConn
 	stmts map[string]driver.Stmt
+	// args is exec's scratch slice of driver values: the driver binds
+	// them and keeps none once ExecContext returns, so one slice serves
+	// every statement of the apply path (a bulk create runs one per row).
+	args []driver.NamedValue
 }
 
 func openWriter(path string) (*writer, error) {
@@ -56,15 +60,15 @@ func (w *writer) stmt(query string) (driver.Stmt, error) {
 	return st, nil
 }
 
-// namedArgs converts arguments to driver values.
-func namedArgs(args []any) ([]driver.NamedValue, error) {
-	out := make([]driver.NamedValue, len(args))
+// namedArgs converts arguments to driver values, appended to out[:0].
+func namedArgs(out []driver.NamedValue, args []any) ([]driver.NamedValue, error) {
+	out = out[:0]
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i+1, err)
 		}
-		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+		out = append(out, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
 	return out, nil
 }
@@ -72,10 +76,12 @@ func namedArgs(args []any) ([]driver.NamedValue, error) {
 var bg = context.Background()
 
 func (w *writer) exec(cached bool, query string, args []any) (driver.Result, error) {
-	nv, err := namedArgs(args)
+	nv, err := namedArgs(w.args, args)
 	if err != nil {
 		return nil, err
 	}
+	w.args = nv
+	defer clear(nv) // hold no record's values past the statement
 	if !cached {
 		return w.conn.ExecContext(bg, query, nv)
 	}
@@ -87,7 +93,7 @@ func (w *writer) exec(cached bool, query string, args []any) (driver.Result, err
 }
 
 func (w *writer) query(cached bool, query string, args []any) (*Rows, error) {
-	nv, err := namedArgs(args)
+	nv, err := namedArgs(nil, args)
 	if err != nil {
 		return nil, err
 	}

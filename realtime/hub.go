@@ -201,6 +201,7 @@ func (h *Hub) retention() time.Duration {
 // reads the database.
 func (h *Hub) Observe(events []fsm.Event) {
 	var add []*Event
+	var slab []Event
 	var touches []*engine.CredentialTouch
 	var last uint64
 	var seq uint32
@@ -238,10 +239,18 @@ func (h *Hub) Observe(events []fsm.Event) {
 			continue
 		}
 		id, _ := ch.Row[0].(string)
-		add = append(add, &Event{
+		if len(slab) == cap(slab) {
+			// One allocation for the record events of this call (a bulk
+			// create brings thousands), not one each.
+			slab = make([]Event, 0, len(events))
+		}
+		slab = slab[:len(slab)+1]
+		e := &slab[len(slab)-1]
+		*e = Event{
 			Index: ev.Index, Seq: seq, Action: action, Collection: ch.CollectionName,
 			CollectionID: ch.CollectionID, RecordID: id, Change: ch, id: formatID(ev.Index, seq), at: now,
-		})
+		}
+		add = append(add, e)
 		seq++
 	}
 	h.mu.Lock()
