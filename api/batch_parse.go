@@ -97,8 +97,11 @@ func parseBatchEntry(e batchEntry, op *engine.BatchOp) (method string, q url.Val
 	default:
 		return "", nil, "method", fmt.Sprintf("%q does not apply to %s (create: POST, list and get: GET, update: PATCH or PUT, delete: DELETE)", e.Method, path)
 	}
-	*op = engine.BatchOp{Action: action, Collection: coll, ID: id, IfMatch: headerValue(e.Headers, "If-Match"),
-		List: listQuery(q)}
+	*op = engine.BatchOp{Action: action, Collection: coll, ID: id, IfMatch: headerValue(e.Headers, "If-Match")}
+	if action == engine.BatchList || action == engine.BatchGet {
+		lq := listQuery(q)
+		op.List = &lq
+	}
 	if action == engine.BatchCreate || action == engine.BatchUpdate {
 		switch b := e.Body.(type) {
 		case nil:
@@ -120,7 +123,7 @@ func parseBatchEntry(e batchEntry, op *engine.BatchOp) (method string, q url.Val
 // allocations.
 func entryURL(raw string) (path string, q url.Values, ok bool) {
 	if plainPath(raw) {
-		return raw, url.Values{}, true
+		return raw, nil, true
 	}
 	u, err := url.Parse(raw)
 	if err != nil || raw == "" || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Fragment != "" {

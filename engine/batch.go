@@ -34,8 +34,17 @@ type BatchOp struct {
 	// Request is what rules of this entry may read (@request.*): the
 	// entry's method and query over the batch request's headers.
 	Request RequestInfo
-	// List holds the list parameters; Fields and Expand also serve get.
-	List ListQuery
+	// List holds the list parameters (nil: the defaults); Fields and
+	// Expand also serve get. A pointer: a batch of creates carries none.
+	List *ListQuery
+}
+
+// listQuery is the entry's list parameters, the defaults when it has none.
+func (op *BatchOp) listQuery() ListQuery {
+	if op.List == nil {
+		return ListQuery{}
+	}
+	return *op.List
 }
 
 // BatchItem is the outcome of one entry: the JSON body of its answer (a
@@ -184,17 +193,18 @@ func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, 
 		if !p.reaches(ci.Name) {
 			return batchOpCmd{}, ErrInsufficientScope
 		}
+		lq := op.listQuery()
 		if op.Action == BatchList {
-			if verr := op.List.unsupportedInBatch(); verr != nil {
+			if verr := lq.unsupportedInBatch(); verr != nil {
 				return batchOpCmd{}, verr
 			}
 		}
 		r := &batchReadCmd{Coll: ci.ID, Ver: ci.Version, Admin: p.IsAdmin(), Scopes: scopesOf(p), ID: op.ID, Env: rs.e.envFor(p, ci, nil, now),
-			Fields: op.List.Fields, Expand: op.List.Expand}
+			Fields: lq.Fields, Expand: lq.Expand}
 		if op.Action == BatchList {
 			r.List = true
-			r.Page, r.PerPage, r.Sort, r.Filter = op.List.Page, op.List.PerPage, op.List.Sort, op.List.Filter
-			r.SkipTotal, r.CursorMode, r.Cursor = op.List.SkipTotal, op.List.CursorMode, op.List.Cursor
+			r.Page, r.PerPage, r.Sort, r.Filter = lq.Page, lq.PerPage, lq.Sort, lq.Filter
+			r.SkipTotal, r.CursorMode, r.Cursor = lq.SkipTotal, lq.CursorMode, lq.Cursor
 		}
 		return batchOpCmd{Read: r}, nil
 	}

@@ -31,8 +31,8 @@ func (rs *Records) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*
 		case !p.reaches(ci.Name):
 			return nil, BatchError(i, ErrInsufficientScope)
 		}
-		if op.Action == BatchList {
-			if err := op.List.unsupportedInBatch(); err != nil {
+		if lq := op.listQuery(); op.Action == BatchList {
+			if err := lq.unsupportedInBatch(); err != nil {
 				return nil, BatchError(i, err)
 			}
 		}
@@ -45,14 +45,15 @@ func (rs *Records) readBatch(ctx context.Context, p Principal, ops []BatchOp) (*
 			who.Request = op.Request
 			src := rs.e.replicaSource(r, who)
 			if op.Action == BatchGet {
-				rec, err := rs.getRecordIn(src, cis[i], op.ID, op.List.Fields, op.List.Expand)
+				lq := op.listQuery()
+				rec, err := rs.getRecordIn(src, cis[i], op.ID, lq.Fields, lq.Expand)
 				if err != nil {
 					return BatchError(i, err)
 				}
 				out.Items[i].Body = rec.JSON
 				continue
 			}
-			q := op.List
+			q := op.listQuery()
 			q.Search, q.HasNear = "", false
 			list, err := rs.listRecordsIn(src, cis[i], q)
 			if err != nil {

@@ -42,7 +42,7 @@ func (w *detWorkload) opBatch(r *rand.Rand) {
 			op.Action = engine.BatchGet
 		default:
 			op.Action = engine.BatchList
-			op.List = engine.ListQuery{Page: 1, PerPage: 1 + r.IntN(5), Sort: "-created", Filter: fmt.Sprintf("created > %d", r.IntN(10))}
+			op.List = &engine.ListQuery{Page: 1, PerPage: 1 + r.IntN(5), Sort: "-created", Filter: fmt.Sprintf("created > %d", r.IntN(10))}
 		}
 		ops = append(ops, op)
 		colls = append(colls, id)
