@@ -298,7 +298,7 @@ func (p *connPool) get(addr string, kind byte, dial func() (net.Conn, error)) (n
 			l := p.idle[addr]
 			pc := l[len(l)-1]
 			p.idle[addr] = l[:len(l)-1]
-			if time.Since(pc.since) < poolIdle {
+			if time.Since(pc.since) < poolIdle && stillOpen(pc.Conn) {
 				p.mu.Unlock()
 				return pc.Conn, nil
 			}
