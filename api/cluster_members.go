@@ -20,10 +20,10 @@ import (
 //	DELETE /admin/cluster/members/:id                           -> 204
 //	POST   /admin/cluster/leadership   {id?}                    -> {leader_id, leader_http_addr, previous_leader_id}
 //
-// A change that cannot reach the leader (none known, or it does not answer
-// within 5 s) is a 409 whose details name the leader as this node knows
-// it: {leader_id, leader_http_addr} ("" when unknown), so the client can
-// send it there.
+// A change that cannot reach a leader within 5 s (none known, or it does
+// not answer) is a 409 whose details name the leader this node tried, or
+// else the one it knows now: {leader_id, leader_http_addr} ("" when
+// unknown), so the client can send it there.
 
 // leaderLookup bounds the search for the leader's HTTP address when a
 // change is refused.
