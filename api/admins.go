@@ -24,7 +24,7 @@ type AdminManager interface {
 	MintAPIToken(ctx context.Context, caller engine.Principal, name string, scopes []string, ttlSeconds int64) (*auth.MintedToken, uint64, error)
 	APITokens() []*auth.APIToken
 	DeleteAPIToken(ctx context.Context, id string) (uint64, error)
-	AuditLog(ctx context.Context, page, perPage int) (*auth.AuditPage, error)
+	AuditLog(ctx context.Context, q auth.AuditQuery) (*auth.AuditPage, error)
 }
 
 // mountAdmins mounts admin management, API tokens, security and the audit
@@ -156,15 +156,6 @@ func (s *Server) forceLogoutAll(w http.ResponseWriter, r *http.Request) {
 	s.awaitEveryone(r.Context(), idx)
 	s.setAuthCookie(w, adminCookie, "", -1)
 	writeData(w, http.StatusOK, map[string]any{"logged_out": true})
-}
-
-func (s *Server) auditLog(w http.ResponseWriter, r *http.Request) {
-	page, err := s.admins.AuditLog(r.Context(), queryInt(r, "page", 1), queryInt(r, "perPage", engine.DefaultPerPage))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, page)
 }
 
 func (s *Server) fingerprints(w http.ResponseWriter, r *http.Request) {

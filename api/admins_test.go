@@ -221,7 +221,7 @@ func TestAuditLog(t *testing.T) {
 	deadline := time.Now()
 	for {
 		body := must(t, s, "GET", "/api/v1/admin/audit-log?perPage=50", s.AdminHeaders(t, nil))
-		items := apitest.List(t, apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["items"])
+		items := apitest.List(t, apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["data"])
 		got = got[:0]
 		for i := len(items) - 1; i >= 0; i-- {
 			m := apitest.Obj(t, items[i])

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -147,71 +146,6 @@ func (s *Server) clusterState(w http.ResponseWriter, r *http.Request) {
 		"node_id": s.node.NodeID(), "state": s.node.State(), "leader_id": s.node.LeaderID(),
 		"term": st.Term, "commit_index": st.CommitIndex, "applied_index": st.AppliedIndex, "members": members,
 	})
-}
-
-// membershipError turns "not the leader" into a 409 naming the leader.
-func (s *Server) membershipError(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, cluster.ErrNoSuchMember):
-		s.writeError(w, r, engine.Errorf(engine.KindNotFound, "No voting member with this id"))
-		return
-	case errors.Is(err, cluster.ErrAlreadyLeader):
-		s.writeError(w, r, engine.ValidationError(map[string]string{"id": "this node already leads"}))
-		return
-	}
-	if errors.Is(err, cluster.ErrNotLeaderHere) {
-		s.writeError(w, r, &engine.Error{Kind: engine.KindConflict, Message: "Membership changes are made on the leader",
-			Details: map[string]any{"leader_id": s.node.LeaderID()}})
-		return
-	}
-	s.writeError(w, r, err)
-}
-
-func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		ID       string `json:"id"`
-		RaftAddr string `json:"raft_addr"`
-		Voter    *bool  `json:"voter"`
-	}
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if in.ID == "" || in.RaftAddr == "" {
-		s.writeError(w, r, engine.ValidationError(map[string]string{"id": "required with raft_addr"}))
-		return
-	}
-	voter := in.Voter == nil || *in.Voter
-	if err := s.node.AddServer(in.ID, in.RaftAddr, voter); err != nil {
-		s.membershipError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusCreated, map[string]any{"id": in.ID, "raft_addr": in.RaftAddr, "voter": voter})
-}
-
-func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) {
-	if err := s.node.RemoveServer(chi.URLParam(r, "id")); err != nil {
-		s.membershipError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) transferLeadership(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		ID string `json:"id"`
-	}
-	if r.ContentLength != 0 {
-		if err := s.decodeJSON(w, r, &in); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-	}
-	if err := s.node.TransferLeadership(in.ID); err != nil {
-		s.membershipError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, map[string]any{"leader_id": s.node.LeaderID()})
 }
 
 func (s *Server) takeSnapshot(w http.ResponseWriter, r *http.Request) {

@@ -367,7 +367,7 @@ func TestCSVRoutes(t *testing.T) {
 
 	body := must(t, s, "GET", "/api/v1/admin/audit-log?perPage=50", s.AdminHeaders(t, nil))
 	found := false
-	for _, x := range apitest.List(t, apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["items"]) {
+	for _, x := range apitest.List(t, apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["data"]) {
 		m := apitest.Obj(t, x)
 		if m["action"] == "import.create" && m["target"] == "notes" && m["actor_email"] == "editor@example.com" && fmt.Sprint(m["status"]) == "200" {
 			found = true

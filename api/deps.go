@@ -19,9 +19,10 @@ type Node interface {
 	AckedIndex() uint64
 	Join(ctx context.Context, j cluster.JoinRequest) error
 	Servers() ([]cluster.Server, error)
-	AddServer(id, addr string, voter bool) error
-	RemoveServer(id string) error
-	TransferLeadership(id string) error
+	AddServer(ctx context.Context, id, addr string, voter bool) error
+	RemoveServer(ctx context.Context, id string) error
+	TransferLeadership(ctx context.Context, id string) (cluster.Transfer, error)
+	MemberHTTPAddr(ctx context.Context, id string) string
 	Snapshot() (index, term uint64, size int64, err error)
 	Stats() cluster.Stats
 	LastContact() time.Duration

@@ -84,10 +84,6 @@ func requestInfo(r *http.Request) engine.RequestInfo {
 	return info
 }
 
-func queryInt(r *http.Request, name string, def int) int {
-	return intParam(r.URL.Query(), name, def)
-}
-
 func intParam(q url.Values, name string, def int) int {
 	if v := q.Get(name); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {

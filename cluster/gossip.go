@@ -217,6 +217,23 @@ func (n *Node) gossipStates() map[string]string {
 	return out
 }
 
+// gossipHTTPAddr is the HTTP address member id gossips ("" without
+// gossip or when the ring does not know it).
+func (n *Node) gossipHTTPAddr(id string) string {
+	if n.gossip == nil {
+		return ""
+	}
+	for _, m := range n.gossip.ml.Members() {
+		if m.Name == id {
+			var meta gossipMeta
+			if json.Unmarshal(m.Meta, &meta) == nil {
+				return meta.HTTPAddr
+			}
+		}
+	}
+	return ""
+}
+
 func (n *Node) stopGossip() {
 	if n.gossip != nil {
 		n.gossip.ml.Leave(time.Second)

@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -31,47 +33,103 @@ func (n *Node) Servers() ([]Server, error) {
 }
 
 var (
-	// ErrNotLeaderHere means a membership change must be sent to the leader.
-	ErrNotLeaderHere = errors.New("cluster: membership changes are made on the leader")
 	// ErrNoSuchMember names a server that is not in the configuration.
 	ErrNoSuchMember = errors.New("cluster: no such member")
 	// ErrAlreadyLeader is a transfer of leadership to the leader itself.
 	ErrAlreadyLeader = errors.New("cluster: this node already leads")
+	// ErrNotForwarded means the leader did not take a forwarded
+	// membership change: it runs an older version that does not know
+	// the request. Send the change to the leader itself.
+	ErrNotForwarded = errors.New("cluster: the leader does not take forwarded membership changes (an older version)")
+	// ErrTransferInProgress means another leadership transfer is under
+	// way.
+	ErrTransferInProgress = errors.New("cluster: a leadership transfer is already in progress")
+	// ErrTransferFailed means the leader could not hand leadership over
+	// (the target did not take it in time, or could not be reached): the
+	// leader keeps leading. It wraps the leader's reason.
+	ErrTransferFailed = errors.New("cluster: leadership transfer failed")
+	// ErrNoOtherVoter is a transfer without a target on a cluster whose
+	// leader is its only voter.
+	ErrNoOtherVoter = errors.New("cluster: no other voter to hand leadership to")
+	// ErrTransferTimeout means the transfer was made, or may have been,
+	// but this node learned of no new leader within TransferWait.
+	ErrTransferTimeout = errors.New("cluster: no new leader known after the leadership transfer")
 )
 
-// RemoveServer takes a member out of the configuration (leader only).
-func (n *Node) RemoveServer(id string) error {
-	if !n.IsLeader() {
-		return ErrNotLeaderHere
-	}
-	return n.raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second).Error()
+// TransferWait bounds how long TransferLeadership waits, once the leader
+// has handed leadership over, for this node to know the new leader.
+const TransferWait = 5 * time.Second
+
+// AddServer adds a voter or a non-voter (idempotent). On a follower the
+// change is forwarded to the leader; ErrNoLeader when no leader answered
+// within the leader wait.
+func (n *Node) AddServer(ctx context.Context, id, addr string, voter bool) error {
+	_, err := n.forwardChange(ctx, connMember, memberChange{Op: opAdd, ID: id, Addr: addr, Voter: voter})
+	return err
 }
 
-// AddServer adds a voter or a non-voter (leader only; idempotent).
-func (n *Node) AddServer(id, addr string, voter bool) error {
-	if !n.IsLeader() {
-		return ErrNotLeaderHere
-	}
-	return n.addServer(JoinRequest{ID: id, Addr: addr, Voter: voter})
+// RemoveServer takes a member out of the configuration; on a follower the
+// change is forwarded to the leader, as AddServer's.
+func (n *Node) RemoveServer(ctx context.Context, id string) error {
+	_, err := n.forwardChange(ctx, connMember, memberChange{Op: opRemove, ID: id})
+	return err
+}
+
+// Transfer is the outcome of a leadership transfer: the member that led
+// and the one that leads now, as this node knows them.
+type Transfer struct {
+	Previous string
+	Leader   Leader
 }
 
 // TransferLeadership hands leadership to id, or to the most current voter
-// when id is empty (leader only).
-func (n *Node) TransferLeadership(id string) error {
-	if !n.IsLeader() {
-		return ErrNotLeaderHere
+// when id is empty; on a follower the request is forwarded to the leader.
+// It returns once this node knows the new leader (at most TransferWait
+// after the leader handed over; ErrTransferTimeout after that).
+func (n *Node) TransferLeadership(ctx context.Context, id string) (Transfer, error) {
+	from, err := n.forwardChange(ctx, connTransfer, memberChange{Op: opTransfer, ID: id})
+	if err != nil && !errors.Is(err, ErrIndeterminate) {
+		return Transfer{Previous: from}, err
 	}
+	// Made, or perhaps made (the leader took the request but its answer
+	// was lost): a new leader shows which.
+	wctx, cancel := context.WithTimeout(ctx, TransferWait)
+	defer cancel()
+	for {
+		if l := n.LeaderID(); l != "" && l != from {
+			return Transfer{Previous: from, Leader: n.leaderInfo(wctx, l)}, nil
+		}
+		select {
+		case <-wctx.Done():
+			return Transfer{Previous: from}, ErrTransferTimeout
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// transferHere hands leadership over from this node, which leads.
+func (n *Node) transferHere(id string) error {
 	if id == n.cfg.NodeID {
 		return ErrAlreadyLeader
 	}
 	transfer := func(f raft.Future) error {
 		err := f.Error()
-		if errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, raft.ErrLeadershipTransferInProgress):
+			return ErrTransferInProgress
+		case errors.Is(err, raft.ErrNotLeader):
 			return ErrNoLeader
+		case errors.Is(err, raft.ErrRaftShutdown):
+			return ErrShutdown
 		}
-		return err
+		return fmt.Errorf("%w: %v", ErrTransferFailed, err)
 	}
 	if id == "" {
+		if n.otherVoters() == 0 {
+			return ErrNoOtherVoter
+		}
 		return transfer(n.raft.LeadershipTransfer())
 	}
 	servers, err := n.Servers()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,9 @@ type Node struct {
 	// nudge asks the leader to tell followers of a commit at once
 	// (commit_nudge.go).
 	nudge chan struct{}
+	// httpAddrs maps member ids to the HTTP address each last reported
+	// (status.go), so a node can name a leader it can no longer reach.
+	httpAddrs sync.Map
 }
 
 // Open starts the Raft node over sm, recovering existing state or, in
@@ -187,6 +191,9 @@ func (n *Node) open() error {
 	n.running.Store(true)
 	go n.watchStorage(n.stop)
 	go n.runNudges(n.stop)
+	if n.sl != nil {
+		go n.watchLeader(n.stop)
+	}
 	if n.needCatchUp {
 		go n.learnCatchUp(n.stop)
 	}

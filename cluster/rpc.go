@@ -60,6 +60,8 @@ type rpcReply struct {
 	Result    []byte `json:"result,omitempty"` // ResultCodec form
 	NotLeader bool   `json:"not_leader,omitempty"`
 	Failure   string `json:"failure,omitempty"` // a cluster error: no_leader, indeterminate, shutdown, other text
+	// Leader is the id of the leader that answered (membership changes).
+	Leader string `json:"leader,omitempty"`
 }
 
 // JoinRequest asks the leader to add a server.
@@ -88,6 +90,16 @@ func failureOf(err error) string {
 		return "disk_full:" + err.Error()
 	case errors.Is(err, ErrStalled):
 		return "stalled:" + err.Error()
+	case errors.Is(err, ErrNoSuchMember):
+		return "no_such_member"
+	case errors.Is(err, ErrAlreadyLeader):
+		return "already_leader"
+	case errors.Is(err, ErrNoOtherVoter):
+		return "no_other_voter"
+	case errors.Is(err, ErrTransferInProgress):
+		return "transfer_in_progress"
+	case errors.Is(err, ErrTransferFailed):
+		return "transfer_failed:" + err.Error()
 	}
 	return err.Error()
 }
@@ -102,6 +114,21 @@ func failureErr(s string) error {
 		return ErrIndeterminate
 	case "shutdown":
 		return ErrShutdown
+	case "no_such_member":
+		return ErrNoSuchMember
+	case "already_leader":
+		return ErrAlreadyLeader
+	case "no_other_voter":
+		return ErrNoOtherVoter
+	case "transfer_in_progress":
+		return ErrTransferInProgress
+	case "unknown request":
+		// A leader of an older version, asked for a request it does not
+		// know: only membership changes are that new.
+		return ErrNotForwarded
+	}
+	if msg, ok := strings.CutPrefix(s, "transfer_failed:"); ok {
+		return &relayedError{msg: msg, cause: ErrTransferFailed}
 	}
 	if msg, ok := strings.CutPrefix(s, "disk_full:"); ok {
 		return &relayedError{msg: msg, cause: ErrDiskFull}
@@ -173,6 +200,8 @@ func (n *Node) serveOne(kind byte, c net.Conn, req []byte) {
 			} else {
 				reply.Failure = failureOf(n.addServer(j))
 			}
+		case connMember, connTransfer:
+			reply = n.serveChange(req)
 		default:
 			reply.Failure = "unknown request"
 		}
@@ -231,7 +260,7 @@ func (n *Node) call(ctx context.Context, kind byte, body []byte) (rpcReply, erro
 			if err == nil && !reply.NotLeader {
 				return reply, nil
 			}
-			if err != nil && kind == connForward && errors.Is(err, errSent) {
+			if err != nil && (kind == connForward || kind == connTransfer) && errors.Is(err, errSent) {
 				// The leader may have applied it: never resend blindly.
 				return rpcReply{}, ErrIndeterminate
 			}

@@ -48,10 +48,13 @@ func (n *Node) statusOf(s Server, timeout time.Duration) (Status, bool) {
 		return st, false
 	}
 	b, err := readFrame(c)
-	if err != nil {
+	if err != nil || json.Unmarshal(b, &st) != nil {
 		return st, false
 	}
-	return st, json.Unmarshal(b, &st) == nil
+	if st.HTTPAddr != "" {
+		n.httpAddrs.Store(s.ID, st.HTTPAddr)
+	}
+	return st, true
 }
 
 // MemberStatus asks every member for its status over the authenticated

@@ -39,6 +39,11 @@ const (
 	connJoin    byte = 'J'
 	connIndex   byte = 'I'
 	connStatus  byte = 'S'
+	// connMember carries a membership change (add or remove a server)
+	// and connTransfer a leadership transfer, forwarded to the leader
+	// (membership_forward.go).
+	connMember   byte = 'M'
+	connTransfer byte = 'T'
 )
 
 var _ raft.StreamLayer = (*authStreamLayer)(nil)

@@ -843,8 +843,8 @@ func TestClusterWrongKeyRefused(t *testing.T) {
 
 // TestClusterNonVoter: a 4th process joins with --non-voter, receives
 // writes sent to any node (readable there with X-Svc-Min-Index), accepts
-// the cluster's admin token, and is removed with DELETE members/:id (a
-// follower answers 409 naming the leader); once removed it is gone from
+// the cluster's admin token, and is removed with DELETE members/:id sent
+// to a follower (forwarded to the leader); once removed it is gone from
 // the members list and receives nothing more. A 5th process added through
 // POST members (not joining itself) receives writes too and is removed the
 // same way.
@@ -903,16 +903,12 @@ func TestClusterNonVoter(t *testing.T) {
 		t.Error(err)
 	}
 
-	// Removal is made on the leader; a follower names it.
+	// Removal through a follower: it forwards the change to the leader.
 	f := c.Followers()[0]
 	if f == nv {
 		f = c.Followers()[1]
 	}
-	resp := mustDo(t, c.Admin(f), "DELETE", "/api/v1/admin/cluster/members/n4", nil, http.StatusConflict)
-	if got := resp.APIError().Details["leader_id"]; got != leader.Name {
-		t.Errorf("409 from a follower names leader %v, want %s: %s", got, leader.Name, resp)
-	}
-	mustDo(t, c.Admin(leader), "DELETE", "/api/v1/admin/cluster/members/n4", nil, http.StatusNoContent)
+	mustDo(t, c.Admin(f), "DELETE", "/api/v1/admin/cluster/members/n4", nil, http.StatusNoContent)
 	for _, nd := range c.Nodes() {
 		if nd == nv {
 			continue
@@ -926,7 +922,7 @@ func TestClusterNonVoter(t *testing.T) {
 		}
 	}
 	// A write after the removal does not reach it.
-	resp = mustDo(t, c.Admin(leader), "POST", "/api/v1/items", map[string]any{"seq": 99, "writer": "after-removal"}, http.StatusCreated)
+	resp := mustDo(t, c.Admin(leader), "POST", "/api/v1/items", map[string]any{"seq": 99, "writer": "after-removal"}, http.StatusCreated)
 	late := c.Client(nv).MinIndex(resp.Index())
 	late.Timeout = 2 * time.Second
 	if r, err := late.Do(context.Background(), "GET", "/api/v1/items?perPage=1", nil); err == nil && r.Status == http.StatusOK {
@@ -976,10 +972,10 @@ func TestClusterNonVoter(t *testing.T) {
 	c.Forget("n5")
 }
 
-// TestClusterLeadershipTransfer: POST leadership {id} moves leadership to
-// the named follower, POST leadership without an id to another voter; a
-// follower answers 409 naming the leader; writes go on through the old
-// leader.
+// TestClusterLeadershipTransfer: POST leadership {id}, sent to another
+// follower, moves leadership to the named follower and names it; POST
+// leadership without an id moves it to another voter; writes go on
+// through the old leader.
 func TestClusterLeadershipTransfer(t *testing.T) {
 	c := startCluster(t, 3)
 	createCollectionAll(t, c, itemsCollection)
@@ -987,13 +983,21 @@ func TestClusterLeadershipTransfer(t *testing.T) {
 	fols := c.Followers()
 	target := fols[0]
 
-	resp := mustDo(t, c.Admin(fols[1]), "POST", "/api/v1/admin/cluster/leadership", map[string]any{"id": target.Name}, http.StatusConflict)
-	if got := resp.APIError().Details["leader_id"]; got != leader.Name {
-		t.Errorf("409 from a follower names leader %v, want %s: %s", got, leader.Name, resp)
-	}
-
+	// Through a follower (forwarded), answered once the new leader is
+	// known, naming it.
 	start := time.Now()
-	mustDo(t, c.Admin(leader), "POST", "/api/v1/admin/cluster/leadership", map[string]any{"id": target.Name}, http.StatusOK)
+	resp := mustDo(t, c.Admin(fols[1]), "POST", "/api/v1/admin/cluster/leadership", map[string]any{"id": target.Name}, http.StatusOK)
+	var named struct {
+		Data struct {
+			LeaderID       string `json:"leader_id"`
+			LeaderHTTPAddr string `json:"leader_http_addr"`
+			PreviousID     string `json:"previous_leader_id"`
+		} `json:"data"`
+	}
+	if err := resp.JSON(&named); err != nil || named.Data.LeaderID != target.Name || named.Data.PreviousID != leader.Name ||
+		"http://"+named.Data.LeaderHTTPAddr != target.URL() {
+		t.Errorf("transfer through follower %s answered %s, want leader %s at %s, previous %s", fols[1].Name, resp, target.Name, target.URL(), leader.Name)
+	}
 	got := c.MustLeader(t, leaderTimeout)
 	t.Logf("transfer %s -> %s (named): agreed leader %s after %s", leader.Name, target.Name, got.Name, time.Since(start).Round(time.Millisecond))
 	if got != target {
@@ -1080,6 +1084,49 @@ func TestClusterLeadershipTransfer(t *testing.T) {
 	if _, err := c.Converge(convergeTimeout); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestClusterMembershipLeaderUnreachable: a membership change sent to a
+// follower while the leader does not answer (SIGSTOP, and a second
+// follower too, so that no new leader is elected) is a 409 naming the
+// leader the follower tried: its id and its HTTP address, which the
+// follower learned when that leader was elected (the paused leader cannot
+// tell it now).
+func TestClusterMembershipLeaderUnreachable(t *testing.T) {
+	c := startCluster(t, 3)
+	leader := c.MustLeader(t, leaderTimeout)
+	fols := c.Followers()
+	via, other := fols[0], fols[1]
+	if err := other.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Pause(); err != nil {
+		other.Resume()
+		t.Fatal(err)
+	}
+	cl := c.Admin(via)
+	cl.Timeout = 30 * time.Second
+	resp, err := cl.Do(context.Background(), "POST", "/api/v1/admin/cluster/members",
+		map[string]any{"id": "n9", "raft_addr": "127.0.0.1:1", "voter": false})
+	for _, nd := range []*harness.Node{leader, other} {
+		if rerr := nd.Resume(); rerr != nil {
+			t.Errorf("resume %s: %v", nd.Name, rerr)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != http.StatusConflict {
+		t.Fatalf("a change on %s with the leader paused: %s, want 409", via.Name, resp)
+	}
+	d := resp.APIError().Details
+	if d["leader_id"] != leader.Name || "http://"+fmt.Sprint(d["leader_http_addr"]) != leader.URL() {
+		t.Errorf("409 details %v, want leader_id %s and leader_http_addr %s", d, leader.Name, strings.TrimPrefix(leader.URL(), "http://"))
+	}
+	// Once the leader answers again the same change goes through the
+	// follower.
+	c.MustLeader(t, leaderTimeout)
+	mustDo(t, c.Admin(via), "DELETE", "/api/v1/admin/cluster/members/n9", nil, http.StatusNoContent)
 }
 
 // TestClusterSnapshotCatchUp: with a snapshot every 64 entries and 16

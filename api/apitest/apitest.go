@@ -18,6 +18,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,26 +70,26 @@ type Server struct {
 	// API is the HTTP handler the node serves (for the hooks of api's
 	// export_test files).
 	API *api.Server
+	// RaftAddr is the node's Raft address (a Cluster's nodes; "" for
+	// Start's single node, which has no network transport).
+	RaftAddr string
 
-	mu    sync.Mutex
-	token string
+	mu       sync.Mutex
+	token    string
+	stop     func()
+	stopOnce sync.Once
+	down     atomic.Bool
 }
 
 // Start opens a node in a temporary directory, waits until it is ready and
 // serves the API on a loopback port. Everything is torn down by t.Cleanup.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-		if os.Getenv("SVCD_TEST_LOG") == "1" {
-			logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		}
-	}
+	logger := opts.logger()
 	dir := t.TempDir()
 	st, err := stack.Open(stack.Config{
 		DataDir:        dir,
-		PasswordParams: password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32},
+		PasswordParams: testPasswordParams(),
 		OnStall:        func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },
 		EncryptionKey:  opts.EncryptionKey,
 		Clock:          opts.Clock,
@@ -102,17 +103,41 @@ func Start(t testing.TB, opts Options) *Server {
 		st.Close()
 		t.Fatalf("apitest: node not ready: %v", err)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		st.Close()
+		t.Fatalf("apitest: listen: %v", err)
+	}
+	return serve(t, st, dir, ln, logger, opts)
+}
+
+// testPasswordParams are cheap argon2id costs: tests hash many passwords.
+func testPasswordParams() password.Params {
+	return password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32}
+}
+
+// logger is the node's logger: Options.Logger, else a discarding one
+// unless SVCD_TEST_LOG=1.
+func (opts Options) logger() *slog.Logger {
+	if opts.Logger != nil {
+		return opts.Logger
+	}
+	if os.Getenv("SVCD_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// serve serves st's API on ln until Stop or the end of the test, which
+// also closes st.
+func serve(t testing.TB, st *stack.Stack, dir string, ln net.Listener, logger *slog.Logger, opts Options) *Server {
+	t.Helper()
 	o := st.APIOptions(logger)
 	if opts.WrapAuthenticator != nil {
 		o.Authenticator = opts.WrapAuthenticator(o.Authenticator)
 	}
 	o.SetupKey, o.ClusterKey, o.BodyMinRate, o.BodyGrace = opts.SetupKey, opts.ClusterKey, opts.BodyMinRate, opts.BodyGrace
 	handler := api.New(o)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		st.Close()
-		t.Fatalf("apitest: listen: %v", err)
-	}
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
 	go func() {
@@ -128,7 +153,7 @@ func Start(t testing.TB, opts Options) *Server {
 		Client:  &http.Client{Timeout: 30 * time.Second},
 		API:     handler,
 	}
-	t.Cleanup(func() {
+	srv.stop = func() {
 		// Connections the client dialed but never used count as active
 		// for 5 s in Shutdown: close the client's side first, and do not
 		// wait long for stragglers (no request is in flight any more).
@@ -142,9 +167,23 @@ func Start(t testing.TB, opts Options) *Server {
 		if err := st.Close(); err != nil {
 			t.Errorf("apitest: close stack: %v", err)
 		}
-	})
+	}
+	t.Cleanup(srv.Stop)
 	return srv
 }
+
+// Stop stops serving and closes the node (as a SIGTERM would: a leader
+// hands leadership over first). It is safe to call more than once; the
+// end of the test calls it.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		s.down.Store(true)
+		s.stop()
+	})
+}
+
+// stopped reports whether Stop was called.
+func (s *Server) stopped() bool { return s.down.Load() }
 
 // AdminToken creates the first admin (AdminEmail, AdminPassword) through
 // POST /api/v1/admin/setup on the first call, or signs it in when an admin

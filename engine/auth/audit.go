@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"strings"
+	"unicode/utf8"
 
 	"svcd/engine"
 	"svcd/fsm"
@@ -50,33 +52,84 @@ func (ad *Admins) applyAudit(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	return nil, err
 }
 
-// AuditPage is one page of the audit log, newest first.
+// AuditPage is one page of the audit log, newest first: SPEC.md's list
+// shape, {data, page, perPage, totalItems, totalPages}.
 type AuditPage struct {
-	Items      []AuditEntry `json:"items"`
+	Data       []AuditEntry `json:"data"`
 	Page       int          `json:"page"`
 	PerPage    int          `json:"perPage"`
 	TotalItems int          `json:"totalItems"`
+	TotalPages int          `json:"totalPages"`
 }
 
-// MaxAuditPerPage bounds an audit log page (SPEC.md).
+// MaxAuditPerPage bounds an audit log page (SPEC.md); a larger perPage is
+// clamped to it.
 const MaxAuditPerPage = 500
 
-// AuditLog reads a page of the audit log from this replica.
-func (ad *Admins) AuditLog(ctx context.Context, page, perPage int) (*AuditPage, error) {
-	if page < 1 {
-		page = 1
+// AuditQuery selects a page of the audit log. Zero values select
+// everything: page 1 of engine.DefaultPerPage entries, any actor, any
+// action, any time.
+type AuditQuery struct {
+	Page    int
+	PerPage int
+	// ActorID keeps the entries of this actor (admin id) only.
+	ActorID string
+	// ActionPrefix keeps the entries whose action starts with it
+	// ("collections." for every collection action).
+	ActionPrefix string
+	// From and To (unix seconds, both inclusive) bound the entries' time.
+	From, To *int64
+}
+
+// where is the query's WHERE clause (with its leading space) and its
+// arguments.
+func (q AuditQuery) where() (string, []any) {
+	var conds []string
+	var args []any
+	if q.ActorID != "" {
+		conds = append(conds, "actor_id = ?")
+		args = append(args, q.ActorID)
 	}
+	if q.ActionPrefix != "" {
+		// substr counts characters, as the prefix's length does here.
+		conds = append(conds, "substr(action, 1, ?) = ?")
+		args = append(args, utf8.RuneCountInString(q.ActionPrefix), q.ActionPrefix)
+	}
+	if q.From != nil {
+		conds = append(conds, "at >= ?")
+		args = append(args, *q.From)
+	}
+	if q.To != nil {
+		conds = append(conds, "at <= ?")
+		args = append(args, *q.To)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// AuditLog reads a page of the audit log from this replica, newest first.
+// The HTTP layer refuses malformed parameters; here a page below 1 is the
+// first, a perPage below 1 the default and one above MaxAuditPerPage the
+// maximum.
+func (ad *Admins) AuditLog(ctx context.Context, q AuditQuery) (*AuditPage, error) {
+	page := max(q.Page, 1)
+	perPage := q.PerPage
 	if perPage < 1 {
 		perPage = engine.DefaultPerPage
 	}
 	perPage = min(perPage, MaxAuditPerPage)
-	out := &AuditPage{Items: []AuditEntry{}, Page: page, PerPage: perPage}
+	out := &AuditPage{Data: []AuditEntry{}, Page: page, PerPage: perPage}
+	where, args := q.where()
 	err := ad.au.core.Store().View(ctx, func(r *fsm.Reader) error {
-		if err := r.QueryRow(`SELECT count(*) FROM _svc_audit`).Scan(&out.TotalItems); err != nil {
+		if err := r.QueryRow(`SELECT count(*) FROM _svc_audit`+where, args...).Scan(&out.TotalItems); err != nil {
 			return err
 		}
+		out.TotalPages = (out.TotalItems + perPage - 1) / perPage
 		rows, err := r.Query(`SELECT id, actor_id, actor_email, method, path, action, target, status, ip, at
-			FROM _svc_audit ORDER BY id DESC LIMIT ? OFFSET ?`, perPage, (page-1)*perPage)
+			FROM _svc_audit`+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
+			append(args, perPage, int64(page-1)*int64(perPage))...)
 		if err != nil {
 			return err
 		}
@@ -86,7 +139,7 @@ func (ad *Admins) AuditLog(ctx context.Context, page, perPage int) (*AuditPage, 
 			if err := rows.Scan(&a.ID, &a.ActorID, &a.ActorEmail, &a.Method, &a.Path, &a.Action, &a.Target, &a.Status, &a.IP, &a.At); err != nil {
 				return err
 			}
-			out.Items = append(out.Items, a)
+			out.Data = append(out.Data, a)
 		}
 		return rows.Err()
 	})

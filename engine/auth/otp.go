@@ -30,11 +30,11 @@ const (
 // non-anonymous account of collection name. The answer does not depend on
 // the account (see RequestPasswordReset).
 func (au *Auth) RequestOTP(ctx context.Context, name, email string) error {
-	ci, addr, sender, err := au.mailRequest(name, email, "otp", "Email OTP")
-	if err != nil {
+	ci, addr, sender, err := au.mailRequest(name, email, flowOTP)
+	if err != nil || sender == nil {
 		return err
 	}
-	au.later("email otp", func(ctx context.Context) error {
+	au.later(flowOTP.what, func(ctx context.Context) error {
 		otp, _, err := au.IssueOTP(ctx, ci.Name, addr)
 		if err != nil || otp == nil {
 			return err

@@ -27,14 +27,15 @@ const resetTTL = 30 * time.Minute
 
 // RequestPasswordReset mails a reset link to email if it is an account of
 // collection name (not anonymous). It answers the same, at once, whether
-// or not the account exists; only a disabled feature, missing mail
-// configuration or a malformed address is an error.
+// or not the account exists and whether or not mail is configured (then
+// nothing is sent and a warning is logged); only an unknown collection, a
+// disabled feature or a malformed address is an error.
 func (au *Auth) RequestPasswordReset(ctx context.Context, name, email string) error {
-	ci, addr, sender, err := au.mailRequest(name, email, "password", "Password sign-in")
-	if err != nil {
+	ci, addr, sender, err := au.mailRequest(name, email, flowReset)
+	if err != nil || sender == nil {
 		return err
 	}
-	au.later("password reset", func(ctx context.Context) error {
+	au.later(flowReset.what, func(ctx context.Context) error {
 		row, err := au.userByEmail(ctx, ci, addr)
 		if err != nil || row == nil || asBool(row[ci.RowIndex("is_anonymous")]) {
 			return err

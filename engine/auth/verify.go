@@ -23,11 +23,11 @@ const verifyTTL = 72 * time.Hour
 // unverified, non-anonymous account of collection name. Like the password
 // reset request it answers the same, at once, whatever the account.
 func (au *Auth) RequestVerification(ctx context.Context, name, email string) error {
-	ci, addr, sender, err := au.mailRequest(name, email, "", "")
-	if err != nil {
+	ci, addr, sender, err := au.mailRequest(name, email, flowVerify)
+	if err != nil || sender == nil {
 		return err
 	}
-	au.later("email verification", func(ctx context.Context) error {
+	au.later(flowVerify.what, func(ctx context.Context) error {
 		row, err := au.userByEmail(ctx, ci, addr)
 		if err != nil || row == nil || asBool(row[ci.RowIndex("is_anonymous")]) || asBool(row[ci.RowIndex("email_verified")]) {
 			return err
