@@ -45,7 +45,9 @@ var aliases = map[string]string{
 // create's body, or a PATCH's members) and answers, per bad key, why:
 // "listRule" → `unknown key (did you mean "view_rule"?)`,
 // "fields.1.requried" → `unknown key (did you mean "required"?)`,
-// "fields.0.values" → "does not apply to a text field", "fields.2.max" →
+// "fields.0.values" → "does not apply to a text field" (unless it is
+// null or the zero value of its kind: `"searchable": false` on a number
+// field changes nothing and is accepted), "fields.2.max" →
 // "must be a number". Keys of readOnlyKeys are accepted (and ignored by
 // the caller). A body that is not a JSON object is left to the decoder: the
 // answer is nil, as it is for a definition without a bad key.
@@ -103,7 +105,7 @@ func checkField(raw json.RawMessage, key string, d map[string]string) {
 		case contains(fieldKeys, k):
 		case !contains(all, k):
 			d[key+"."+k] = unknownKey(k, append(append([]string(nil), fieldKeys...), optionsOf(t, all)...))
-		case known && !contains(t.OptionKeys(), k) && !isNull(v):
+		case known && !contains(t.OptionKeys(), k) && !isZeroJSON(v):
 			msg := fmt.Sprintf("does not apply to a %s field", typeName)
 			if s := suggest(k, t.OptionKeys()); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
@@ -223,7 +225,30 @@ func object(b []byte) (map[string]json.RawMessage, bool) {
 	return m, true
 }
 
-func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+// isZeroJSON reports whether v is null or the zero value of its kind
+// (false, 0, "", [], {}): an option of another type set so changes nothing,
+// and a client that turns an option off on every field is not refused.
+func isZeroJSON(v json.RawMessage) bool {
+	var x any
+	if json.Unmarshal(v, &x) != nil {
+		return false
+	}
+	switch x := x.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -33,6 +33,7 @@ func TestCheckDefinition(t *testing.T) {
 			"fields.0.max_size": `does not apply to a file field (did you mean "maxSize"?)`,
 		}},
 		{"an option of another type given as null", `{"fields":[{"name":"a","type":"text","values":null}]}`, nil},
+		{"an option of another type turned off", `{"fields":[{"name":"n","type":"number","searchable":false,"pattern":"","values":[]},{"name":"b","type":"bool","max":0}]}`, nil},
 		{"an unknown key given as null", `{"fields":[{"name":"a","type":"text","maxx":null}]}`, map[string]string{
 			"fields.0.maxx": `unknown key (did you mean "max"?)`,
 		}},
