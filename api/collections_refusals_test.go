@@ -258,12 +258,17 @@ func TestRuleBrokenLater(t *testing.T) {
 	// @request.auth.nickname reads "").
 	s.CreateCollection(t, coll("notes", "base", []map[string]any{f("title", "text"), f("author", "relation", "collection", "authors")},
 		"view_rule", "@request.auth.nickname != 'banned'", "create_rule", "author.bio != 'x'", "update_rule", ""))
+	// A write rule is checked inside the state machine: the auth fields
+	// it may read are those of the log index it applies at.
+	s.CreateCollection(t, coll("drafts", "base", []map[string]any{f("title", "text")},
+		"view_rule", "", "create_rule", "@request.auth.nickname != 'banned'"))
 	note := s.CreateRecord(t, "notes", map[string]any{"title": "a"})["id"].(string)
 	viewRule := "@request.auth.nickname != 'banned'"
 
 	apitest.Run(t, s, []apitest.Scenario{
 		{Name: "while the rules compile a guest lists the note", URL: "/api/v1/notes", ExpectedStatus: http.StatusOK, AfterFunc: wantIDs(note)},
 		{Name: "and creates one", Method: http.MethodPost, URL: "/api/v1/notes", Body: map[string]any{"title": "b"}, ExpectedStatus: http.StatusCreated},
+		{Name: "and a draft", Method: http.MethodPost, URL: "/api/v1/drafts", Body: map[string]any{"title": "b"}, ExpectedStatus: http.StatusCreated},
 		{Name: "no rule_errors while every rule compiles", URL: collectionsURL + "/notes", Admin: true, ExpectedStatus: http.StatusOK,
 			NotExpectedContent: []string{"rule_errors"}},
 		{
@@ -276,6 +281,7 @@ func TestRuleBrokenLater(t *testing.T) {
 		{Name: "the broken view rule denies the list", URL: "/api/v1/notes", ExpectedStatus: http.StatusOK, AfterFunc: wantIDs()},
 		{Name: "and the read", URL: "/api/v1/notes/" + note, ExpectedStatus: http.StatusNotFound},
 		{Name: "the broken create rule denies", Method: http.MethodPost, URL: "/api/v1/notes", Body: map[string]any{"title": "c"}, ExpectedStatus: http.StatusForbidden},
+		{Name: "the broken create rule of drafts denies at apply", Method: http.MethodPost, URL: "/api/v1/drafts", Body: map[string]any{"title": "c"}, ExpectedStatus: http.StatusForbidden},
 		{Name: "admins still list", URL: "/api/v1/notes", Admin: true, ExpectedStatus: http.StatusOK},
 		{
 			Name: "the admin view says why", URL: collectionsURL + "/notes", Admin: true, ExpectedStatus: http.StatusOK,
