@@ -59,11 +59,11 @@ func withFilter(src *readSource, ci *Coll, filterText string, conds []string, ar
 	}
 	ex, err := filter.Parse(filterText)
 	if err != nil {
-		return conds, args, FilterProblem(err)
+		return conds, args, filterProblem(err)
 	}
 	c, err := filter.CompileSQL(ex, ci.filterColl(), src.res, src.env(false), "_r", args...)
 	if err != nil {
-		return conds, args, FilterProblem(err)
+		return conds, args, filterProblem(err)
 	}
 	return append(conds, c.Where), c.Args, ""
 }

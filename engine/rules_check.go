@@ -160,14 +160,14 @@ func ruleProblem(ci *Coll, src *string, res filter.Resolver, authField func(stri
 	if err == nil {
 		_, err = filter.CompileSQL(expr, ci.filterColl(), res, &filter.Env{AllowHidden: true, AuthField: authField}, "_r")
 	}
-	return FilterProblem(err)
+	return filterProblem(err)
 }
 
-// FilterProblem is the reason a filter or rule was refused, as details
+// filterProblem is the reason a filter or rule was refused, as details
 // and headers give it: the filter package's message without its
 // "filter: " prefix ("expected a value, found '~' at offset 7"); "" for
 // nil.
-func FilterProblem(err error) string {
+func filterProblem(err error) string {
 	var se *filter.SyntaxError
 	var ce *filter.CompileError
 	switch {
