@@ -16,6 +16,22 @@ type Collections interface {
 	CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error)
 	UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error)
 	DeleteCollection(ctx context.Context, nameOrID string) (uint64, error)
+	// RuleErrors names the rules of c that no longer compile (a field
+	// they read was removed since): rule name → reason, nil when none.
+	RuleErrors(c *schema.Collection) map[string]string
+}
+
+// collectionView is a collection as admins see it: its definition, plus
+// rule_errors when a rule is broken (such a rule denies everyone but
+// admins). rule_errors is read only: a definition sent back with it is
+// accepted and the member ignored.
+type collectionView struct {
+	*schema.Collection
+	RuleErrors map[string]string `json:"rule_errors,omitempty"`
+}
+
+func (s *Server) view(c *schema.Collection) collectionView {
+	return collectionView{Collection: c, RuleErrors: s.colls.RuleErrors(c)}
 }
 
 func (s *Server) mountCollections(r chi.Router) {
@@ -27,7 +43,12 @@ func (s *Server) mountCollections(r chi.Router) {
 }
 
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) {
-	writeData(w, http.StatusOK, s.colls.Collections())
+	list := s.colls.Collections()
+	out := make([]collectionView, len(list))
+	for i, c := range list {
+		out[i] = s.view(c)
+	}
+	writeData(w, http.StatusOK, out)
 }
 
 func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +57,7 @@ func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, c)
+	writeData(w, http.StatusOK, s.view(c))
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +72,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, c)
+	writeData(w, http.StatusCreated, s.view(c))
 }
 
 func (s *Server) updateCollection(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +87,7 @@ func (s *Server) updateCollection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, c)
+	writeData(w, http.StatusOK, s.view(c))
 }
 
 func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) {

@@ -278,7 +278,7 @@ func TestCollectionsCreateListGet(t *testing.T) {
 		})
 	}
 	fs = append(fs, apitest.Scenario{
-		Name:   "options that do not apply to a type are dropped",
+		Name:   "options that do not apply to a type are refused, each named",
 		Method: http.MethodPost,
 		URL:    collectionsURL,
 		Admin:  true,
@@ -286,9 +286,12 @@ func TestCollectionsCreateListGet(t *testing.T) {
 			f("flag", "bool", "max", 3, "values", []string{"a"}),
 			f("n", "number", "pattern", "x", "min", 1),
 		}),
-		ExpectedStatus:     http.StatusCreated,
-		ExpectedContent:    []string{`"min":1`},
-		NotExpectedContent: []string{`"pattern"`, `"values"`, `"max"`},
+		ExpectedStatus: http.StatusUnprocessableEntity,
+		ExpectedContent: []string{
+			`"fields.0.max":"does not apply to a bool field"`, `"fields.0.values":"does not apply to a bool field"`,
+			`"fields.1.pattern":"does not apply to a number field"`,
+		},
+		NotExpectedContent: []string{`fields.1.min`},
 	})
 	t.Run("fields", func(t *testing.T) { apitest.Run(t, s, fs) })
 }

@@ -35,8 +35,9 @@ const corsDefaultMethods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 
 // corsExposed are the response headers a cross-origin script may read:
 // the record version, the Raft index and node of a write, the back-off of a
-// 429 or 503, and the challenge of a 401.
-const corsExposed = "ETag, Retry-After, WWW-Authenticate, X-Svc-Index, X-Svc-Node"
+// 429 or 503, the challenge of a 401, and why a list dropped its filter or
+// sort terms.
+const corsExposed = "ETag, Retry-After, WWW-Authenticate, X-Svc-Index, X-Svc-Node, X-Svc-Filter-Error, X-Svc-Sort-Error"
 
 // corsDefaultMaxAge is cors.max_age when it is unset or malformed.
 const corsDefaultMaxAge = "600"

@@ -120,6 +120,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.tellDropped(w, r, list)
 	writeBytes(w, http.StatusOK, append(list.AppendJSON(make([]byte, 0, len(list.Data)+96)), '\n'))
 }
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -251,22 +252,41 @@ func TestRuleAuthIdioms(t *testing.T) {
 	})
 }
 
-// TestRuleInvalid: a rule that does not compile denies non-admins, whatever
-// the operation, and never answers 500; admins bypass it.
+// TestRuleInvalid: a rule that no longer compiles (something it reads was
+// removed or changed type in another collection after it was saved; one
+// that does not compile is refused at save time, see
+// TestRulesRefusedAtSave) denies non-admins, whatever the operation, and
+// never answers 500; admins bypass it.
 func TestRuleInvalid(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{})
-	title := []map[string]any{f("title", "text")}
-	for _, c := range []struct{ name, rule string }{{"unknown_field", "nonexistent_field = 1"}, {"syntax", "(("}, {"type", "title ~ 5"}} {
-		s.CreateCollection(t, coll("all_"+c.name, "base", title,
+	s.CreateCollection(t, coll("refs", "base", []map[string]any{f("label", "text"), f("name", "text")}, "view_rule", ""))
+	s.CreateCollection(t, coll("gone", "base", []map[string]any{f("x", "number")}, "view_rule", ""))
+	fields := []map[string]any{f("title", "text"), f("ref", "relation", "collection", "refs")}
+	for _, c := range []struct{ name, rule string }{
+		{"unknown_field", "ref.label = 'x' || title != ''"},      // refs.label is removed below
+		{"collection", "@collection.gone.x ?> 0 || title != ''"}, // gone is deleted
+		{"type", "ref.name ~ 'x' || title != ''"},                // refs.name becomes a number
+	} {
+		s.CreateCollection(t, coll("all_"+c.name, "base", fields,
 			"view_rule", c.rule, "create_rule", c.rule, "update_rule", c.rule, "delete_rule", c.rule))
-		s.CreateCollection(t, coll("writes_"+c.name, "base", title,
+		s.CreateCollection(t, coll("writes_"+c.name, "base", fields,
 			"view_rule", "", "create_rule", c.rule, "update_rule", c.rule, "delete_rule", c.rule))
 	}
-	for _, c := range []string{"all_unknown_field", "all_syntax", "all_type", "writes_unknown_field", "writes_syntax", "writes_type"} {
-		viewable := c[:6] == "writes"
+	names := []string{"all_unknown_field", "all_collection", "all_type", "writes_unknown_field", "writes_collection", "writes_type"}
+	ids := map[string][3]string{}
+	for _, c := range names {
 		mk := func() string { return s.CreateRecord(t, c, map[string]any{"title": "r"})["id"].(string) }
-		getID, updID, delID := mk(), mk(), mk()
+		ids[c] = [3]string{mk(), mk(), mk()}
+		// While the rule compiles it admits every titled record.
+		apitest.Run(t, s, []apitest.Scenario{{Name: c + " admits while valid", URL: "/api/v1/" + c, ExpectedStatus: 200,
+			AfterFunc: wantIDs(ids[c][0], ids[c][1], ids[c][2])}})
+	}
+	s.MustAdmin(t, http.StatusOK, http.MethodPatch, collectionsURL+"/refs", map[string]any{"fields": []map[string]any{f("name", "number")}})
+	s.MustAdmin(t, http.StatusNoContent, http.MethodDelete, collectionsURL+"/gone", nil)
+	for _, c := range names {
+		viewable := c[:6] == "writes"
+		getID, updID, delID := ids[c][0], ids[c][1], ids[c][2]
 		base := "/api/v1/" + c
 		hidden := map[bool]int{true: 403, false: 404}[viewable] // a write on a row the caller cannot see
 		listed := wantIDs()
@@ -455,8 +475,16 @@ func TestRuleHostileExpressions(t *testing.T) {
 		res, body := s.AdminDo(t, http.MethodPatch, collectionsURL+"/things", map[string]any{
 			"view_rule": expr, "create_rule": expr, "update_rule": expr, "delete_rule": expr,
 		})
-		if res.StatusCode == http.StatusUnprocessableEntity && len(expr) > 4096 {
-			continue // rules are bounded like filters
+		if res.StatusCode == http.StatusUnprocessableEntity {
+			// A rule that does not compile is refused at save time,
+			// named with where and why; so is one over the length
+			// limit, as filters are bounded.
+			var env struct{ Details map[string]string }
+			json.Unmarshal(body, &env)
+			if msg := env.Details["view_rule"]; msg == "" || len(expr) <= 4096 && !strings.Contains(msg, " at offset ") {
+				t.Errorf("rule #%d %.80q: refused without saying where: %s", i, expr, body)
+			}
+			continue
 		}
 		if res.StatusCode != http.StatusOK {
 			t.Errorf("rule #%d %.80q: PATCH collection %d %s", i, expr, res.StatusCode, body)

@@ -91,7 +91,10 @@ func (rs *Records) writeRuleErrorNow(r *fsm.Reader, ci *Coll, rule *string, env 
 		return err
 	}
 	holds := func(rule *string) (bool, error) {
-		cond, all, none := ruleSQL(ci, rule, false, rs.e.schema.Load(), env.filterEnv(), nil)
+		set := rs.e.schema.Load()
+		fenv := env.filterEnv()
+		fenv.AuthField = set.authField
+		cond, all, none := ruleSQL(ci, rule, false, set, fenv, nil)
 		if all || none {
 			return all, nil
 		}

@@ -100,6 +100,9 @@ func jsonKindName(t reflect.Type) string {
 
 // CreateCollection validates and creates a collection from its JSON.
 func (sc *Schema) CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error) {
+	if d := schema.CheckDefinition(body); d != nil {
+		return nil, 0, ValidationError(d)
+	}
 	var c schema.Collection
 	if err := decodeStrict(body, &c); err != nil {
 		return nil, 0, err
@@ -124,6 +127,9 @@ func (sc *Schema) CreateCollection(ctx context.Context, body []byte) (*schema.Co
 		}
 		c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
 	}
+	if verr := sc.checkRules(&c, viewCols, nil); verr != nil {
+		return nil, 0, verr
+	}
 	_, idx, err := sc.e.Propose(ctx, cmdCollectionCreate, collectionCreateCmd{Collection: c, ViewColumns: viewCols})
 	if err != nil {
 		return nil, idx, err
@@ -138,6 +144,12 @@ func (sc *Schema) CreateCollection(ctx context.Context, body []byte) (*schema.Co
 // in the body replaces the current one. Renames and field changes migrate
 // the table in the same command.
 func (sc *Schema) UpdateCollection(ctx context.Context, nameOrID string, body []byte) (*schema.Collection, uint64, error) {
+	if sc.e.Coll(nameOrID) == nil {
+		return nil, 0, ErrNotFound
+	}
+	if d := schema.CheckDefinition(body); d != nil {
+		return nil, 0, ValidationError(d)
+	}
 	for attempt := 0; ; attempt++ {
 		old := sc.e.Coll(nameOrID)
 		if old == nil {
@@ -153,8 +165,8 @@ func (sc *Schema) UpdateCollection(ctx context.Context, nameOrID string, body []
 		json.Unmarshal(cur, &merged)
 		for k, v := range patch {
 			switch k {
-			case "id", "created", "updated":
-				continue
+			case "id", "created", "updated", "rule_errors":
+				continue // read-only: a GET answer sent back as it is
 			case "auth_options":
 				// Options left out keep their current value.
 				v = mergeObjects(merged[k], v)
@@ -181,6 +193,9 @@ func (sc *Schema) UpdateCollection(ctx context.Context, nameOrID string, body []
 				return nil, 0, verr
 			}
 			c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
+		}
+		if verr := sc.checkRules(&c, viewCols, old); verr != nil {
+			return nil, 0, verr
 		}
 		_, idx, err := sc.e.Propose(ctx, cmdCollectionUpdate, collectionUpdateCmd{
 			ID: old.ID, Version: old.Version, Collection: c, ViewColumns: viewCols,

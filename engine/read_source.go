@@ -57,6 +57,7 @@ func (e *Engine) replicaSource(r *fsm.Reader, p Principal) *readSource {
 // txSource reads inside the apply transaction as who, with the request
 // context env captured in the command.
 func (e *Engine) txSource(tx *fsm.Tx, who Principal, env *RuleEnv) *readSource {
+	authField := e.txAuthField(tx)
 	return &readSource{
 		who: who,
 		// Reads in a batch vary with each request's filter: never cached
@@ -65,7 +66,11 @@ func (e *Engine) txSource(tx *fsm.Tx, who Principal, env *RuleEnv) *readSource {
 		queryRow: func(q string, args ...any) rowScanner { return tx.QueryRow(q, args...) },
 		coll:     func(nameOrID string) *Coll { return e.txCollection(tx, nameOrID) },
 		res:      txResolver{e, tx},
-		env:      func(forRule bool) *filter.Env { return env.readEnv(who, forRule) },
+		env: func(forRule bool) *filter.Env {
+			fenv := env.readEnv(who, forRule)
+			fenv.AuthField = authField
+			return fenv
+		},
 	}
 }
 

@@ -137,7 +137,7 @@ func relationIDs(f *FieldInfo, v any) []string {
 // its args) that p may view, with their own expansion applied, keyed by id
 // in query order.
 func (rs *Records) fetchVisible(src *readSource, target *Coll, extra string, extraArgs []any, sub *expandTree) ([][]any, map[string][]byte, error) {
-	conds, args, deny, err := readCond(src, target, "")
+	conds, args, deny, err := readCond(src, target)
 	if errAdmin := AsError(err); errAdmin != nil && errAdmin.Kind == KindForbidden {
 		return nil, nil, nil // not viewable: not expanded
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -38,6 +39,9 @@ type RecordList struct {
 	CursorMode bool
 	// Vector is set for a vector search: the _vector member.
 	Vector *VectorInfo
+	// FilterProblem says why the filter was dropped ("" when it applied
+	// or there was none); SortProblem names the sort terms ignored.
+	FilterProblem, SortProblem string
 }
 
 // Page-size limits.
@@ -116,6 +120,27 @@ func (ci *Coll) sortKeys(sortParam string, admin bool) []sortKey {
 		}
 	}
 	return keys
+}
+
+// sortProblem names the terms of a sort parameter that sortKeys ignores
+// because no readable column has that name ("unknown sort field
+// \"titel\""); "" when every term names one. A column named twice is not a
+// problem: its first direction holds.
+func (ci *Coll) sortProblem(sortParam string, admin bool) string {
+	var unknown []string
+	for _, tok := range strings.Split(sortParam, ",") {
+		name := strings.TrimLeft(strings.TrimSpace(tok), "+-")
+		if name != "" && ci.sortColumn(name, admin) == "" {
+			unknown = append(unknown, strconv.Quote(name))
+		}
+	}
+	switch len(unknown) {
+	case 0:
+		return ""
+	case 1:
+		return "unknown sort field " + unknown[0]
+	}
+	return "unknown sort fields " + strings.Join(unknown, ", ")
 }
 
 // maxSortKeys bounds the columns of one ORDER BY.

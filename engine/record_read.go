@@ -18,6 +18,7 @@ func (rs *Records) readEnv(p Principal, forRule bool) *filter.Env {
 	env := &filter.Env{
 		Now: rs.e.now().UTC(), Method: p.Request.Method, Context: p.Request.Context, Auth: authFields(p),
 		Headers: p.Request.Headers, Query: p.Request.Query, AllowHidden: forRule,
+		AuthField: rs.e.schema.Load().authField,
 	}
 	if forRule {
 		return env
@@ -26,10 +27,10 @@ func (rs *Records) readEnv(p Principal, forRule bool) *filter.Env {
 }
 
 // readCond is the WHERE condition a read of ci from src must satisfy: the
-// view rule (unless the reader bypasses rules on ci) and, when given, a
-// filter. A malformed filter is dropped; an invalid rule admits nothing
-// (deny); a collection out of the reader's reach is ErrInsufficientScope.
-func readCond(src *readSource, ci *Coll, filterText string) (conds []string, args []any, deny bool, err error) {
+// view rule, unless the reader bypasses rules on ci. An invalid rule admits
+// nothing (deny); a collection out of the reader's reach is
+// ErrInsufficientScope.
+func readCond(src *readSource, ci *Coll) (conds []string, args []any, deny bool, err error) {
 	if !src.reaches(ci) {
 		return nil, nil, false, ErrInsufficientScope
 	}
@@ -45,14 +46,26 @@ func readCond(src *readSource, ci *Coll, filterText string) (conds []string, arg
 			conds, args = append(conds, cond.Where), cond.Args
 		}
 	}
-	if strings.TrimSpace(filterText) != "" {
-		if ex, err := filter.Parse(filterText); err == nil {
-			if c, err := filter.CompileSQL(ex, ci.filterColl(), src.res, src.env(false), "_r", args...); err == nil {
-				conds, args = append(conds, c.Where), c.Args
-			}
-		}
-	}
 	return conds, args, false, nil
+}
+
+// withFilter adds the reader's own filter to conds. A filter that does not
+// parse or compile is dropped, as SPEC.md wants (the list answers every
+// row the view rule admits), and problem says why, for the caller to be
+// told ("unknown field \"titel\" at offset 0").
+func withFilter(src *readSource, ci *Coll, filterText string, conds []string, args []any) ([]string, []any, string) {
+	if strings.TrimSpace(filterText) == "" {
+		return conds, args, ""
+	}
+	ex, err := filter.Parse(filterText)
+	if err != nil {
+		return conds, args, filterProblem(err)
+	}
+	c, err := filter.CompileSQL(ex, ci.filterColl(), src.res, src.env(false), "_r", args...)
+	if err != nil {
+		return conds, args, filterProblem(err)
+	}
+	return append(conds, c.Where), c.Args, ""
 }
 
 func whereClause(conds []string) string {
@@ -80,7 +93,7 @@ func (rs *Records) GetRecord(ctx context.Context, p Principal, name, id, fields,
 
 // getRecordIn reads record id of ci from src.
 func (rs *Records) getRecordIn(src *readSource, ci *Coll, id, fields, expand string) (*Record, error) {
-	conds, args, deny, err := readCond(src, ci, "")
+	conds, args, deny, err := readCond(src, ci)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +148,13 @@ func (rs *Records) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*Recor
 	if q.Page > math.MaxInt32 || offset > math.MaxInt64/2 {
 		offset = math.MaxInt64 / 2 // far past any table: an empty page
 	}
-	conds, args, deny, err := readCond(src, ci, q.Filter)
+	conds, args, deny, err := readCond(src, ci)
 	if err != nil {
 		return nil, err
+	}
+	conds, args, out.FilterProblem = withFilter(src, ci, q.Filter, conds, args)
+	if !q.HasNear {
+		out.SortProblem = ci.sortProblem(q.Sort, admin) // a vector search orders by score
 	}
 	s, err := rs.e.searcherFor(&q)
 	if err != nil {
@@ -168,7 +185,11 @@ func (rs *Records) listRecordsIn(src *readSource, ci *Coll, q ListQuery) (*Recor
 		}
 	}
 	if near != nil {
-		return rs.listNear(src, ci, q, near, conds, args, deny)
+		list, err := rs.listNear(src, ci, q, near, conds, args, deny)
+		if list != nil {
+			list.FilterProblem = out.FilterProblem
+		}
+		return list, err
 	}
 	if deny {
 		out.Data = []byte("[]")

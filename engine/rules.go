@@ -185,7 +185,9 @@ func (e *Engine) ruleHolds(tx *fsm.Tx, ci *Coll, rule *string, admin bool, env *
 	if all, _, trivial := trivialRule(rule, admin); trivial {
 		return all, nil
 	}
-	cond, all, none := ruleSQL(ci, rule, admin, txResolver{e, tx}, env.filterEnv(), nil)
+	fenv := env.filterEnv()
+	fenv.AuthField = e.txAuthField(tx)
+	cond, all, none := ruleSQL(ci, rule, admin, txResolver{e, tx}, fenv, nil)
 	switch {
 	case all:
 		return true, nil

@@ -38,6 +38,10 @@ type Compare struct {
 	Right Operand
 }
 
+// Positions: every operand records the byte offset in the source where it
+// starts (Pos), so an expression that parses but does not compile can say
+// where the problem is, as a syntax error does.
+
 func (*Logical) expr() {}
 func (*Compare) expr() {}
 
@@ -60,6 +64,7 @@ type Literal struct {
 	Str  string
 	Num  float64
 	Bool bool
+	Pos  int
 }
 
 // Modifiers apply, in order, to a field or request reference.
@@ -81,6 +86,7 @@ func (m Modifiers) Has(name string) bool {
 type Field struct {
 	Path []string
 	Mods Modifiers
+	Pos  int
 }
 
 // Request is `@request.<Path...>`: auth, method, context, headers, query,
@@ -88,6 +94,7 @@ type Field struct {
 type Request struct {
 	Path []string
 	Mods Modifiers
+	Pos  int
 }
 
 // CollectionRef is `@collection.<Name>.<Path...>`: any record of another
@@ -96,15 +103,20 @@ type CollectionRef struct {
 	Name string
 	Path []string
 	Mods Modifiers
+	Pos  int
 }
 
 // Macro is a datetime macro such as `@now` or `@todayStart`.
-type Macro struct{ Name string }
+type Macro struct {
+	Name string
+	Pos  int
+}
 
 // Call is a function call: geoDistance or strftime.
 type Call struct {
 	Name string
 	Args []Operand
+	Pos  int
 }
 
 func (*Literal) operand()       {}
@@ -113,3 +125,22 @@ func (*Request) operand()       {}
 func (*CollectionRef) operand() {}
 func (*Macro) operand()         {}
 func (*Call) operand()          {}
+
+// PosOf is the offset in the source where operand o starts.
+func PosOf(o Operand) int {
+	switch x := o.(type) {
+	case *Literal:
+		return x.Pos
+	case *Field:
+		return x.Pos
+	case *Request:
+		return x.Pos
+	case *CollectionRef:
+		return x.Pos
+	case *Macro:
+		return x.Pos
+	case *Call:
+		return x.Pos
+	}
+	return 0
+}

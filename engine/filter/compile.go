@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,12 +11,31 @@ import (
 
 // CompileError is an expression that parses but cannot be applied to the
 // collection (an unknown field, a modifier where it makes no sense...).
-type CompileError struct{ Msg string }
+// Pos is the offset of the operand or comparison at fault, -1 when the
+// error concerns no one place.
+type CompileError struct {
+	Pos int
+	Msg string
+}
 
-func (e *CompileError) Error() string { return "filter: " + e.Msg }
+func (e *CompileError) Error() string {
+	if e.Pos < 0 {
+		return "filter: " + e.Msg
+	}
+	return fmt.Sprintf("filter: %s at offset %d", e.Msg, e.Pos)
+}
 
 func compileErr(format string, args ...any) error {
-	return &CompileError{Msg: fmt.Sprintf(format, args...)}
+	return &CompileError{Pos: -1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// at gives a CompileError without a position the position pos.
+func at(err error, pos int) error {
+	var ce *CompileError
+	if errors.As(err, &ce) && ce.Pos < 0 {
+		ce.Pos = pos
+	}
+	return err
 }
 
 // maxPathDepth bounds relation traversal in one reference.
@@ -84,7 +104,8 @@ func (c *compiler) expr(e Expr) (string, error) {
 		}
 		return "(" + l + op + r + ")", nil
 	case *Compare:
-		return c.compare(x)
+		where, err := c.compare(x)
+		return where, at(err, PosOf(x.Left))
 	}
 	return "", compileErr("unknown expression")
 }
@@ -286,7 +307,13 @@ func (c *compiler) scalar(l string, lo *operand, op string, r *operand) (string,
 	return "", compileErr("unknown operator %q", op)
 }
 
+// operand compiles one operand; an error names the operand's position.
 func (c *compiler) operand(o Operand) (*operand, error) {
+	op, err := c.operandAt(o)
+	return op, at(err, PosOf(o))
+}
+
+func (c *compiler) operandAt(o Operand) (*operand, error) {
 	switch x := o.(type) {
 	case *Literal:
 		return &operand{kind: kindAny, konst: true, val: literalConst(x)}, nil
@@ -302,11 +329,10 @@ func (c *compiler) operand(o Operand) (*operand, error) {
 		return c.modify(op, x.Mods)
 	case *CollectionRef:
 		coll := c.r.FilterCollection(x.Name)
-		if coll == nil {
+		if coll == nil || !c.env.reaches(coll) {
+			// Out of reach reads as absent: a caller's filter learns
+			// nothing of collections it cannot list.
 			return nil, compileErr("unknown collection %q", x.Name)
-		}
-		if !c.env.reaches(coll) {
-			return nil, compileErr("collection %q is not readable here", x.Name)
 		}
 		a := c.newAlias("c")
 		op, err := c.path(coll, a, x.Path, &operand{multi: true, from: quote(coll.Name) + " AS " + a})
@@ -386,8 +412,8 @@ func (c *compiler) path(coll *Collection, a string, path []string, in *operand) 
 			}
 			continue
 		}
-		if f.Private || (f.Hidden && !c.env.AllowHidden) {
-			return nil, compileErr("field %q cannot be filtered", seg)
+		if msg := c.env.unreadable(f, strings.Join(path[:i+1], ".")); msg != "" {
+			return nil, compileErr("%s", msg)
 		}
 		col := a + "." + quote(f.Name)
 		last := i == len(path)-1
@@ -456,15 +482,13 @@ func (c *compiler) finish(o *operand) *operand {
 // points at the current record.
 func (c *compiler) backRelation(coll *Collection, a, targetName, fieldName string, acc *operand) (*Collection, string, error) {
 	target := c.r.FilterCollection(targetName)
-	if target == nil {
+	if target == nil || !c.env.reaches(target) {
+		// Out of reach reads as absent, as for @collection.
 		return nil, "", compileErr("unknown collection %q in back-relation", targetName)
 	}
 	f := target.Field(fieldName)
-	if f == nil || f.Type != schema.FieldRelation || f.Target != coll.ID {
+	if f == nil || f.Type != schema.FieldRelation || f.Target != coll.ID || f.Private || (f.Hidden && !c.env.AllowHidden) {
 		return nil, "", compileErr("%s.%s is not a relation to %s", targetName, fieldName, coll.Name)
-	}
-	if f.Private || (f.Hidden && !c.env.AllowHidden) || !c.env.reaches(target) {
-		return nil, "", compileErr("back-relation %s_via_%s is not readable here", targetName, fieldName)
 	}
 	b := c.newAlias("v")
 	col := b + "." + quote(f.Name)

@@ -27,4 +27,11 @@
 //
 // Expressions that read other records (relations, back-relations,
 // @collection) compile to SQL subqueries; Eval answers ErrNeedsDatabase.
+//
+// Errors say where: a SyntaxError carries the offset of the token at
+// fault, and a CompileError (an expression that parses but does not apply
+// to the collection) the offset of the operand or comparison, so a rule
+// refused at save time and a dropped list filter can point at the mistake.
+// To a caller who may not read a hidden field or another collection,
+// naming one answers as naming one that does not exist.
 package filter

@@ -433,8 +433,8 @@ func (ev *evaluator) field(path []string) (*mval, error) {
 		}
 		return nil, compileErr("unknown field %q", path[0])
 	}
-	if f.Private || (f.Hidden && !ev.env.AllowHidden) {
-		return nil, compileErr("field %q cannot be filtered", path[0])
+	if msg := ev.env.unreadable(f, path[0]); msg != "" {
+		return nil, compileErr("%s", msg)
 	}
 	v := norm(ev.rec[f.Name])
 	switch {

@@ -153,9 +153,9 @@ func (p *parser) operand(depth int) (Operand, error) {
 	}
 	switch t.kind {
 	case tString:
-		return &Literal{Kind: LitString, Str: t.text}, nil
+		return &Literal{Kind: LitString, Str: t.text, Pos: t.pos}, nil
 	case tNumber:
-		return &Literal{Kind: LitNumber, Num: t.num}, nil
+		return &Literal{Kind: LitNumber, Num: t.num, Pos: t.pos}, nil
 	case tIdent:
 		return p.ident(t, depth)
 	}
@@ -166,9 +166,9 @@ func (p *parser) ident(t token, depth int) (Operand, error) {
 	text := t.text
 	switch text {
 	case "true", "false":
-		return &Literal{Kind: LitBool, Bool: text == "true"}, nil
+		return &Literal{Kind: LitBool, Bool: text == "true", Pos: t.pos}, nil
 	case "null":
-		return &Literal{Kind: LitNull}, nil
+		return &Literal{Kind: LitNull, Pos: t.pos}, nil
 	}
 	if p.peek().kind == tLParen {
 		return p.call(t, depth)
@@ -187,7 +187,7 @@ func (p *parser) ident(t token, depth int) (Operand, error) {
 		if !segmentName.MatchString(segs[0]) {
 			return nil, errAt(t.pos, "invalid name %q", pathPart)
 		}
-		return &Field{Path: segs, Mods: mods}, nil
+		return &Field{Path: segs, Mods: mods, Pos: t.pos}, nil
 	}
 	switch head := segs[0][1:]; {
 	case head == "request":
@@ -206,17 +206,17 @@ func (p *parser) ident(t token, depth int) (Operand, error) {
 		default:
 			return nil, errAt(t.pos, "unknown @request member %q", segs[1])
 		}
-		return &Request{Path: segs[1:], Mods: mods}, nil
+		return &Request{Path: segs[1:], Mods: mods, Pos: t.pos}, nil
 	case head == "collection":
 		if len(segs) < 3 {
 			return nil, errAt(t.pos, "@collection needs a collection and a field")
 		}
-		return &CollectionRef{Name: segs[1], Path: segs[2:], Mods: mods}, nil
+		return &CollectionRef{Name: segs[1], Path: segs[2:], Mods: mods, Pos: t.pos}, nil
 	case macros[head]:
 		if len(segs) != 1 || len(mods) > 0 {
 			return nil, errAt(t.pos, "@%s takes no members or modifiers", head)
 		}
-		return &Macro{Name: head}, nil
+		return &Macro{Name: head, Pos: t.pos}, nil
 	default:
 		return nil, errAt(t.pos, "unknown %s", segs[0])
 	}
@@ -275,5 +275,5 @@ func (p *parser) call(t token, depth int) (Operand, error) {
 			return nil, errAt(t.pos, "strftime's format must be a string")
 		}
 	}
-	return &Call{Name: t.text, Args: args}, nil
+	return &Call{Name: t.text, Args: args, Pos: t.pos}, nil
 }

@@ -23,6 +23,11 @@ func requestValue(x *Request, env *Env) (any, bool, error) {
 		if len(x.Path) > 2 {
 			return nil, false, compileErr("@request.auth.%s: only the auth record's own fields can be read", strings.Join(x.Path[1:], "."))
 		}
+		if len(x.Path) == 2 && !env.knowsAuthField(x.Path[1]) {
+			// Checked before the caller is looked at: the rule is
+			// invalid for everyone, guests included.
+			return nil, false, compileErr("unknown field %q of @request.auth (no auth collection has it)", x.Path[1])
+		}
 		if env.Auth == nil {
 			// A guest's auth fields read as empty text, so both
 			// `@request.auth.id != ""` and `@request.auth.id = ""` say

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -68,10 +69,46 @@ type Env struct {
 	// caller's filter must not reveal what the caller cannot list. Nil
 	// reaches every collection (rules, which admins write).
 	Readable func(c *Collection) bool
+	// AuthField, when set, tells whether some auth collection has a field
+	// of that name: an @request.auth.<name> that no auth record can carry
+	// does not compile (a rule naming it is invalid, and denies). Nil
+	// leaves such a name reading as empty. The system members of an auth
+	// record (IsAuthSystemName) are always known.
+	AuthField func(name string) bool
 }
 
 // reaches reports whether the expression may read records of c.
 func (e *Env) reaches(c *Collection) bool { return e.Readable == nil || e.Readable(c) }
+
+// unreadable says why field f (reached as ref) cannot be read here, or ""
+// when it can. A field the caller may not see reads as absent, so a
+// caller's filter learns nothing of hidden or private fields; rules (which
+// may read hidden fields) are told that a private one is never readable.
+func (e *Env) unreadable(f *FieldDef, ref string) string {
+	switch {
+	case !e.AllowHidden && (f.Private || f.Hidden):
+		return fmt.Sprintf("unknown field %q", ref)
+	case f.Private:
+		return fmt.Sprintf("field %q cannot be filtered", ref)
+	}
+	return ""
+}
+
+// authSystemNames are the members every authenticated caller's
+// @request.auth carries, whatever its collection's fields.
+var authSystemNames = map[string]bool{
+	"id": true, "collectionId": true, "collectionName": true, "created": true, "updated": true,
+	"email": true, "email_verified": true, "is_anonymous": true,
+}
+
+// IsAuthSystemName reports whether @request.auth.<name> is a member every
+// auth record carries.
+func IsAuthSystemName(name string) bool { return authSystemNames[name] }
+
+// knowsAuthField reports whether @request.auth.<name> may name something.
+func (e *Env) knowsAuthField(name string) bool {
+	return e.AuthField == nil || authSystemNames[name] || e.AuthField(name)
+}
 
 // Kind classifies values for comparison and coercion.
 type Kind uint8

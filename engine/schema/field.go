@@ -96,6 +96,10 @@ type FieldType interface {
 	Name() string
 	// Column is the SQLite column type.
 	Column(f *Field) Column
+	// OptionKeys are the JSON keys of the options that apply to this type
+	// (what CleanOptions keeps); a definition naming another option for a
+	// field of this type is refused (CheckDefinition).
+	OptionKeys() []string
 	// CleanOptions clears options that do not apply to this type and
 	// validates the ones that do; msg != "" names the problem for
 	// details[<field name>]. lookup resolves relation targets (may be nil when

@@ -11,6 +11,8 @@ func (autodateType) Name() string { return FieldAutodate }
 
 func (autodateType) Column(*Field) Column { return ColInteger }
 
+func (autodateType) OptionKeys() []string { return []string{"on_create", "on_update"} }
+
 func (autodateType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{OnCreate: o.OnCreate, OnUpdate: o.OnUpdate}

@@ -13,6 +13,8 @@ func (boolType) Name() string { return FieldBool }
 
 func (boolType) Column(*Field) Column { return ColInteger }
 
+func (boolType) OptionKeys() []string { return nil }
+
 func (boolType) CleanOptions(f *Field, _ Lookup) string {
 	f.Options = Options{}
 	return ""

@@ -25,6 +25,8 @@ func (dateType) Name() string { return FieldDate }
 
 func (dateType) Column(*Field) Column { return ColInteger }
 
+func (dateType) OptionKeys() []string { return []string{"min", "max"} }
+
 func (dateType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{Min: o.Min, Max: o.Max}

@@ -10,6 +10,8 @@ func (editorType) Name() string { return FieldEditor }
 
 func (editorType) Column(*Field) Column { return ColText }
 
+func (editorType) OptionKeys() []string { return []string{"min", "max", "pattern", "searchable"} }
+
 func (editorType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{

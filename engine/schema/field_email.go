@@ -18,6 +18,10 @@ func (emailType) Name() string { return FieldEmail }
 
 func (emailType) Column(*Field) Column { return ColText }
 
+func (emailType) OptionKeys() []string {
+	return []string{"domains_only", "domains_except", "searchable", "encrypted"}
+}
+
 func (emailType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{

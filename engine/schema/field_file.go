@@ -26,6 +26,10 @@ func (fileType) Name() string { return FieldFile }
 
 func (fileType) Column(*Field) Column { return ColText }
 
+func (fileType) OptionKeys() []string {
+	return []string{"multiple", "maxSize", "mimeTypes", "viewRule", "requireAuth", "protected", "oneTimeToken", "bindTokenIp", "auditDownloads"}
+}
+
 func (fileType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{

@@ -17,6 +17,8 @@ func (geoPointType) Name() string { return FieldGeoPoint }
 
 func (geoPointType) Column(*Field) Column { return ColText }
 
+func (geoPointType) OptionKeys() []string { return nil }
+
 func (geoPointType) CleanOptions(f *Field, _ Lookup) string {
 	f.Options = Options{}
 	return ""

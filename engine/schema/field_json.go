@@ -18,6 +18,8 @@ func (jsonType) Name() string { return FieldJSON }
 
 func (jsonType) Column(*Field) Column { return ColText }
 
+func (jsonType) OptionKeys() []string { return []string{"max_size", "encrypted"} }
+
 func (jsonType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{MaxSize: o.MaxSize, Encrypted: o.Encrypted}

@@ -13,6 +13,8 @@ func (numberType) Name() string { return FieldNumber }
 
 func (numberType) Column(*Field) Column { return ColReal }
 
+func (numberType) OptionKeys() []string { return []string{"min", "max", "integer"} }
+
 func (numberType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{Min: o.Min, Max: o.Max, Integer: o.Integer}

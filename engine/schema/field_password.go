@@ -20,6 +20,8 @@ func (passwordType) Name() string { return FieldPassword }
 
 func (passwordType) Column(*Field) Column { return ColText }
 
+func (passwordType) OptionKeys() []string { return []string{"min", "max"} }
+
 func (passwordType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{Min: o.Min, Max: o.Max}

@@ -22,6 +22,10 @@ func (relationType) Name() string { return FieldRelation }
 
 func (relationType) Column(*Field) Column { return ColText }
 
+func (relationType) OptionKeys() []string {
+	return []string{"collection", "multiple", "max_select", "cascade", "restrict"}
+}
+
 func (relationType) CleanOptions(f *Field, lookup Lookup) string {
 	o := f.Options
 	f.Options = Options{

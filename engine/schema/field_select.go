@@ -18,6 +18,8 @@ func (selectType) Name() string { return FieldSelect }
 
 func (selectType) Column(*Field) Column { return ColText }
 
+func (selectType) OptionKeys() []string { return []string{"values", "multiple", "max_select"} }
+
 func (selectType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{Values: o.Values, Multiple: o.Multiple, MaxSelect: o.MaxSelect}

@@ -15,6 +15,10 @@ func (textType) Name() string { return FieldText }
 
 func (textType) Column(*Field) Column { return ColText }
 
+func (textType) OptionKeys() []string {
+	return []string{"min", "max", "pattern", "searchable", "encrypted"}
+}
+
 func (textType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{

@@ -15,6 +15,10 @@ func (urlType) Name() string { return FieldURL }
 
 func (urlType) Column(*Field) Column { return ColText }
 
+func (urlType) OptionKeys() []string {
+	return []string{"domains_only", "domains_except", "searchable", "encrypted"}
+}
+
 func (urlType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{

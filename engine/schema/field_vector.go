@@ -22,6 +22,8 @@ func (vectorType) Name() string { return FieldVector }
 
 func (vectorType) Column(*Field) Column { return ColBlob }
 
+func (vectorType) OptionKeys() []string { return []string{"dimensions"} }
+
 func (vectorType) CleanOptions(f *Field, _ Lookup) string {
 	o := f.Options
 	f.Options = Options{Dimensions: o.Dimensions}
