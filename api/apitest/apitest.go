@@ -55,6 +55,9 @@ type Options struct {
 	// Clock is the node's wall clock (stack.Config.Clock; nil: time.Now),
 	// usually a Clock's Now.
 	Clock func() time.Time
+	// ProgressInterval is stack.Config.ProgressInterval: the time between
+	// two progress lines of long work (0: the default, 5 s).
+	ProgressInterval time.Duration
 }
 
 // Server is one running node.
@@ -87,11 +90,12 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	dir := t.TempDir()
 	st, err := stack.Open(stack.Config{
-		DataDir:        dir,
-		PasswordParams: password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32},
-		OnStall:        func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },
-		EncryptionKey:  opts.EncryptionKey,
-		Clock:          opts.Clock,
+		DataDir:          dir,
+		PasswordParams:   password.Params{Memory: 64, Time: 1, Threads: 1, KeyLen: 32},
+		OnStall:          func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },
+		EncryptionKey:    opts.EncryptionKey,
+		Clock:            opts.Clock,
+		ProgressInterval: opts.ProgressInterval,
 	}, logger)
 	if err != nil {
 		t.Fatalf("apitest: open stack: %v", err)

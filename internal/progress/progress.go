@@ -70,6 +70,9 @@ type Reporter struct {
 	phaseAt   time.Time
 	done, n   atomic.Int64 // units, bytes
 	total, tb atomic.Int64 // their totals
+	// prev holds the counts of the last phase that counted something,
+	// for a summary that ends in a phase that counts nothing.
+	prev *counts
 
 	stop     chan struct{}
 	stopped  chan struct{}
@@ -161,16 +164,26 @@ func (r *Reporter) SetTotalBytes(n int64) {
 	}
 }
 
+// counts are the counts of a phase.
+type counts struct {
+	unit        string
+	done, bytes int64
+}
+
 // Phase starts the next step of a work done in steps (a snapshot is
-// copied, then written out): the counts start again from zero with the
-// given totals, and reports name the phase. The summary carries the last
-// phase's counts, and the time and rate of the whole work.
+// copied, then written out; received, then checked): the counts start
+// again from zero with the given totals, and reports name the phase and
+// measure rates over it. The summary carries the counts of the last phase
+// that counted something, and the time and rate of the whole work.
 func (r *Reporter) Phase(name, unit string, total, totalBytes int64) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if d, n := r.done.Load(), r.n.Load(); d != 0 || n != 0 {
+		r.prev = &counts{unit: r.unit, done: d, bytes: n}
+	}
 	r.phase, r.unit, r.phaseAt = name, unit, time.Now()
 	r.done.Store(0)
 	r.n.Store(0)
@@ -203,6 +216,9 @@ func (r *Reporter) status(final bool, err error, extra []slog.Attr) Status {
 		Final: final, Err: err, Attrs: r.attrs, Extra: extra,
 	}
 	s.PhaseElapsed = now.Sub(r.phaseAt)
+	if final && s.Done == 0 && s.Bytes == 0 && r.prev != nil {
+		s.Unit, s.Done, s.Bytes = r.prev.unit, r.prev.done, r.prev.bytes
+	}
 	if !final {
 		if f, ok := s.Fraction(); ok && f > 0 && f < 1 {
 			s.Left = time.Duration(float64(s.PhaseElapsed) * (1 - f) / f)

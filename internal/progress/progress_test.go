@@ -116,7 +116,8 @@ func TestLogFailedAndCanceled(t *testing.T) {
 }
 
 // TestPhases: each phase counts from zero against its own total, and its
-// reports name it.
+// reports name it; the summary has the counts of the last phase that
+// counted.
 func TestPhases(t *testing.T) {
 	h := &records{}
 	r := progress.Log(slog.New(h), "snap", progress.Options{Interval: 5 * time.Millisecond})
@@ -126,10 +127,16 @@ func TestPhases(t *testing.T) {
 	r.Phase("write", "", 0, 50)
 	r.AddBytes(10)
 	time.Sleep(30 * time.Millisecond)
+	r.Phase("check", "", 0, 0)
 	r.Finish(nil)
+	recs := h.all()
+	// The summary carries the counts of the last phase that counted.
+	if sum := attrs(recs[len(recs)-1]); recs[len(recs)-1].Message != "snap done" || sum["bytes"].Int64() != 10 {
+		t.Errorf("summary %q %v", recs[len(recs)-1].Message, sum)
+	}
 	seen := map[string]bool{}
 	var lastWrite map[string]slog.Value
-	for _, rec := range h.all() {
+	for _, rec := range recs {
 		a := attrs(rec)
 		if rec.Message == "snap progress" {
 			seen[a["phase"].String()] = true
