@@ -39,7 +39,7 @@ func (s *Store) Restore(r io.Reader) (err error) {
 		}
 		prog.Finish(nil, slog.Uint64("index", s.AppliedIndex()))
 	}()
-	prog.Phase("receive", "", 0, 0)
+	prog.Phase("receive", progress.Options{Bytes: true})
 	tmpPath := s.opts.Path + ".restore"
 	removeDBFiles(tmpPath)
 	checked, err := receiveSnapshot(tmpPath, r, prog)
@@ -50,7 +50,7 @@ func (s *Store) Restore(r io.Reader) (err error) {
 	if !checked {
 		s.log.Warn("restoring a database without a checksum trailer (an older snapshot or a plain backup file): SQLite's checks only")
 	}
-	prog.Phase("check", "", 0, 0)
+	prog.Phase("check", progress.Options{})
 	if err := checkDatabase(tmpPath); err != nil {
 		removeDBFiles(tmpPath)
 		return fmt.Errorf("fsm: restore: not a usable database: %w", err)

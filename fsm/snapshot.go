@@ -84,7 +84,7 @@ func (sn *Snapshot) WriteTo(w io.Writer) (n int64, err error) {
 	tmpPath := tmp.Name()
 	tmp.Close()
 	defer removeDBFiles(tmpPath)
-	prog.Phase("copy", "", 0, 0)
+	prog.Phase("copy", progress.Options{Bytes: true})
 	if err := sn.backupTo(tmpPath, prog); err != nil {
 		return 0, err
 	}
@@ -97,7 +97,7 @@ func (sn *Snapshot) WriteTo(w io.Writer) (n int64, err error) {
 	if fi, err := f.Stat(); err == nil {
 		size = fi.Size() + snapshotTrailerSize
 	}
-	prog.Phase("write", "", 0, size)
+	prog.Phase("write", progress.Options{Bytes: true, TotalBytes: size})
 	h := sha256.New()
 	n, err = io.Copy(io.MultiWriter(w, h, progressWriter{prog}), f)
 	if err != nil {

@@ -29,20 +29,25 @@ const DefaultInterval = 5 * time.Second
 // Options describe the work a Reporter follows.
 type Options struct {
 	// Unit names what Add counts ("rows", "entries"); empty when the work
-	// counts bytes only.
+	// counts no units.
 	Unit string
 	// Total is how many units the work has, TotalBytes how many bytes (0:
 	// not known). Time left is estimated from TotalBytes when it is known,
 	// else from Total.
 	Total, TotalBytes int64
 	// Bytes says the work counts bytes (AddBytes): reports carry them and
-	// their rate. Implied by an empty Unit.
+	// their rate. Work that counts neither units nor bytes reports only
+	// the time it has taken.
 	Bytes bool
 	// Interval is the time between two reports (0: DefaultInterval).
 	Interval time.Duration
 	// Attrs are added to every report (the collection, the snapshot's
 	// index).
 	Attrs []slog.Attr
+	// Brief leaves out the summary of work that ended before its first
+	// progress report: for the command line, whose own output says how a
+	// short step ended.
+	Brief bool
 }
 
 // Sink receives the reports of a Reporter, from the Reporter's own
@@ -60,12 +65,13 @@ type Reporter struct {
 	sink  Sink
 	every time.Duration
 	attrs []slog.Attr
-	bytes bool
+	brief bool
 
 	start time.Time
-	// mu orders the reports and guards the phase.
+	// mu orders the reports and guards the phase and what it counts.
 	mu        sync.Mutex
 	unit      string
+	bytes     bool
 	phase     string
 	phaseAt   time.Time
 	done, n   atomic.Int64 // units, bytes
@@ -77,6 +83,7 @@ type Reporter struct {
 	stop     chan struct{}
 	stopped  chan struct{}
 	finished atomic.Bool
+	reported bool // a progress report was made (guarded by mu)
 }
 
 // Start begins following the work named what ("csv import") and reports
@@ -89,7 +96,7 @@ func Start(sink Sink, what string, opts Options) *Reporter {
 	}
 	r := &Reporter{
 		what: what, sink: sink, every: opts.Interval, attrs: opts.Attrs,
-		bytes: opts.Bytes || opts.Unit == "", unit: opts.Unit,
+		bytes: opts.Bytes, unit: opts.Unit, brief: opts.Brief,
 		stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	r.start = time.Now()
@@ -122,6 +129,7 @@ func (r *Reporter) loop() {
 			r.mu.Lock()
 			if !r.finished.Load() {
 				r.sink.Report(r.status(false, nil, nil))
+				r.reported = true
 			}
 			r.mu.Unlock()
 		}
@@ -167,33 +175,37 @@ func (r *Reporter) SetTotalBytes(n int64) {
 // counts are the counts of a phase.
 type counts struct {
 	unit        string
+	countsBytes bool
 	done, bytes int64
 }
 
 // Phase starts the next step of a work done in steps (a snapshot is
 // copied, then written out; received, then checked): the counts start
-// again from zero with the given totals, and reports name the phase and
-// measure rates over it. The summary carries the counts of the last phase
-// that counted something, and the time and rate of the whole work.
-func (r *Reporter) Phase(name, unit string, total, totalBytes int64) {
+// again from zero, what is counted and the totals are opts' (Unit, Bytes,
+// Total, TotalBytes; the rest of opts is ignored), and reports name the
+// phase and measure rates over it. The summary carries the counts of the
+// last phase that counted something, and the time and rate of the whole
+// work.
+func (r *Reporter) Phase(name string, opts Options) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d, n := r.done.Load(), r.n.Load(); d != 0 || n != 0 {
-		r.prev = &counts{unit: r.unit, done: d, bytes: n}
+		r.prev = &counts{unit: r.unit, countsBytes: r.bytes, done: d, bytes: n}
 	}
-	r.phase, r.unit, r.phaseAt = name, unit, time.Now()
+	r.phase, r.unit, r.bytes, r.phaseAt = name, opts.Unit, opts.Bytes, time.Now()
 	r.done.Store(0)
 	r.n.Store(0)
-	r.total.Store(total)
-	r.tb.Store(totalBytes)
+	r.total.Store(opts.Total)
+	r.tb.Store(opts.TotalBytes)
 }
 
-// Finish ends the work and reports the summary: err nil for success, else
-// why it stopped; extra attributes (what the work produced) are added to
-// the summary. Only the first call reports.
+// Finish ends the work and reports the summary (unless Options.Brief and
+// no progress was reported): err nil for success, else why it stopped;
+// extra attributes (what the work produced) are added to the summary.
+// Only the first call reports.
 func (r *Reporter) Finish(err error, extra ...slog.Attr) {
 	if r == nil || r.finished.Swap(true) {
 		return
@@ -202,6 +214,9 @@ func (r *Reporter) Finish(err error, extra ...slog.Attr) {
 	<-r.stopped
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.brief && !r.reported {
+		return
+	}
 	r.sink.Report(r.status(true, err, extra))
 }
 
@@ -217,7 +232,7 @@ func (r *Reporter) status(final bool, err error, extra []slog.Attr) Status {
 	}
 	s.PhaseElapsed = now.Sub(r.phaseAt)
 	if final && s.Done == 0 && s.Bytes == 0 && r.prev != nil {
-		s.Unit, s.Done, s.Bytes = r.prev.unit, r.prev.done, r.prev.bytes
+		s.Unit, s.CountsBytes, s.Done, s.Bytes = r.prev.unit, r.prev.countsBytes, r.prev.done, r.prev.bytes
 	}
 	if !final {
 		if f, ok := s.Fraction(); ok && f > 0 && f < 1 {

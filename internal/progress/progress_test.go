@@ -8,47 +8,19 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"svcd/internal/progress"
+	"svcd/internal/progress/progresstest"
 )
-
-// records is a slog.Handler that keeps every record.
-type records struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (h *records) Enabled(context.Context, slog.Level) bool { return true }
-func (h *records) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.recs = append(h.recs, r.Clone())
-	return nil
-}
-func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *records) WithGroup(string) slog.Handler      { return h }
-
-func (h *records) all() []slog.Record {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]slog.Record(nil), h.recs...)
-}
-
-func attrs(r slog.Record) map[string]slog.Value {
-	m := map[string]slog.Value{}
-	r.Attrs(func(a slog.Attr) bool { m[a.Key] = a.Value; return true })
-	return m
-}
 
 // TestLogReportsWhileWorking counts rows and bytes of a known total for a
 // while with a short interval: the log gets progress lines with growing
 // counts, a percent and the time left, then one summary.
 func TestLogReportsWhileWorking(t *testing.T) {
-	h := &records{}
-	r := progress.Log(slog.New(h), "test work", progress.Options{
+	rec := progresstest.New()
+	r := progress.Log(rec.Logger(), "test work", progress.Options{
 		Unit: "rows", Bytes: true, TotalBytes: 1000, Interval: 10 * time.Millisecond,
 		Attrs: []slog.Attr{slog.String("collection", "posts")},
 	})
@@ -60,58 +32,46 @@ func TestLogReportsWhileWorking(t *testing.T) {
 	r.Finish(nil, slog.Int("created", 100))
 	r.Finish(errors.New("ignored: only the first Finish reports"))
 
-	recs := h.all()
-	var last int64 = -1
-	progressLines := 0
-	for _, rec := range recs[:len(recs)-1] {
-		if rec.Message != "test work progress" || rec.Level != slog.LevelInfo {
-			t.Fatalf("line %q at %v, want progress lines then the summary", rec.Message, rec.Level)
-		}
-		a := attrs(rec)
-		rows := a["rows"].Int64()
-		if rows < last {
-			t.Errorf("rows went back from %d to %d", last, rows)
-		}
-		last = rows
-		progressLines++
-		for _, k := range []string{"collection", "bytes", "total_bytes", "percent", "rate", "elapsed", "left"} {
-			if _, ok := a[k]; !ok {
-				t.Errorf("progress line lacks %s: %v", k, a)
+	lines, sum := progresstest.CheckProgress(t, rec, "test work", "rows", 3)
+	if n := len(rec.Lines()); n != len(lines)+1 {
+		t.Errorf("%d lines logged, want the %d progress lines and the summary", n, len(lines))
+	}
+	for _, l := range lines {
+		for _, k := range []string{"collection", "bytes", "total_bytes", "percent", "rate", "elapsed"} {
+			if _, ok := l.Attrs[k]; !ok {
+				t.Errorf("progress line lacks %s: %v", k, l.Attrs)
 			}
 		}
-		if !strings.Contains(a["rate"].String(), "rows/s") || !strings.Contains(a["rate"].String(), "/s") {
-			t.Errorf("rate = %q", a["rate"])
+		if l.Int("bytes") > 0 && l.Str("left") == "" {
+			t.Errorf("progress line lacks the time left: %v", l.Attrs)
+		}
+		if rate := l.Str("rate"); !strings.Contains(rate, "rows/s, ") || !strings.HasSuffix(rate, "B/s") {
+			t.Errorf("rate = %q, want rows/s and bytes/s", rate)
 		}
 	}
-	if progressLines < 3 {
-		t.Errorf("%d progress lines in %d records, want several", progressLines, len(recs))
+	if sum.Int("rows") != 100 || sum.Int("bytes") != 1000 || sum.Int("created") != 100 || sum.Str("collection") != "posts" {
+		t.Errorf("summary %v", sum.Attrs)
 	}
-	sum := recs[len(recs)-1]
-	a := attrs(sum)
-	if sum.Message != "test work done" || a["rows"].Int64() != 100 || a["bytes"].Int64() != 1000 || a["created"].Int64() != 100 {
-		t.Errorf("summary %q %v", sum.Message, a)
-	}
-	if _, ok := a["left"]; ok {
-		t.Errorf("summary has a time left: %v", a)
+	if _, ok := sum.Attrs["left"]; ok {
+		t.Errorf("summary has a time left: %v", sum.Attrs)
 	}
 }
 
 // TestLogFailedAndCanceled: a failure is a WARN naming the error, a
 // cancellation an INFO.
 func TestLogFailedAndCanceled(t *testing.T) {
-	h := &records{}
-	log := slog.New(h)
-	progress.Log(log, "a", progress.Options{Unit: "rows"}).Finish(errors.New("disk full"))
-	progress.Log(log, "b", progress.Options{}).Finish(fmt.Errorf("read: %w", context.Canceled))
-	recs := h.all()
-	if len(recs) != 2 {
-		t.Fatalf("%d records", len(recs))
+	rec := progresstest.New()
+	progress.Log(rec.Logger(), "a", progress.Options{Unit: "rows"}).Finish(errors.New("disk full"))
+	progress.Log(rec.Logger(), "b", progress.Options{}).Finish(fmt.Errorf("read: %w", context.Canceled))
+	lines := rec.Lines()
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %+v", len(lines), lines)
 	}
-	if recs[0].Message != "a failed" || recs[0].Level != slog.LevelWarn || attrs(recs[0])["err"].String() != "disk full" {
-		t.Errorf("failure: %q %v %v", recs[0].Message, recs[0].Level, attrs(recs[0]))
+	if lines[0].Message != "a failed" || lines[0].Level != slog.LevelWarn || lines[0].Str("err") != "disk full" {
+		t.Errorf("failure: %+v", lines[0])
 	}
-	if recs[1].Message != "b canceled" || recs[1].Level != slog.LevelInfo {
-		t.Errorf("cancellation: %q %v", recs[1].Message, recs[1].Level)
+	if lines[1].Message != "b canceled" || lines[1].Level != slog.LevelInfo {
+		t.Errorf("cancellation: %+v", lines[1])
 	}
 }
 
@@ -119,40 +79,43 @@ func TestLogFailedAndCanceled(t *testing.T) {
 // reports name it; the summary has the counts of the last phase that
 // counted.
 func TestPhases(t *testing.T) {
-	h := &records{}
-	r := progress.Log(slog.New(h), "snap", progress.Options{Interval: 5 * time.Millisecond})
-	r.Phase("copy", "", 0, 100)
+	rec := progresstest.New()
+	r := progress.Log(rec.Logger(), "snap", progress.Options{Interval: 5 * time.Millisecond})
+	r.Phase("copy", progress.Options{Bytes: true, TotalBytes: 100})
 	r.AddBytes(100)
 	time.Sleep(30 * time.Millisecond)
-	r.Phase("write", "", 0, 50)
+	r.Phase("write", progress.Options{Bytes: true, TotalBytes: 50})
 	r.AddBytes(10)
 	time.Sleep(30 * time.Millisecond)
-	r.Phase("check", "", 0, 0)
+	r.Phase("check", progress.Options{})
+	time.Sleep(30 * time.Millisecond)
 	r.Finish(nil)
-	recs := h.all()
-	// The summary carries the counts of the last phase that counted.
-	if sum := attrs(recs[len(recs)-1]); recs[len(recs)-1].Message != "snap done" || sum["bytes"].Int64() != 10 {
-		t.Errorf("summary %q %v", recs[len(recs)-1].Message, sum)
+	lines := rec.Lines("snap progress")
+	if sum := rec.Lines("snap done"); len(sum) != 1 || sum[0].Int("bytes") != 10 {
+		t.Errorf("summary %+v, want the write phase's 10 bytes", sum)
 	}
 	seen := map[string]bool{}
-	var lastWrite map[string]slog.Value
-	for _, rec := range recs {
-		a := attrs(rec)
-		if rec.Message == "snap progress" {
-			seen[a["phase"].String()] = true
-			if a["phase"].String() == "write" {
-				lastWrite = a
-				if a["total_bytes"].Int64() != 50 {
-					t.Errorf("write phase: %v", a)
-				}
+	var lastWrite progresstest.Line
+	for _, l := range lines {
+		seen[l.Str("phase")] = true
+		switch l.Str("phase") {
+		case "write":
+			lastWrite = l
+			if l.Int("total_bytes") != 50 {
+				t.Errorf("write phase: %v", l.Attrs)
+			}
+		case "check":
+			// It counts nothing: only the time it has taken.
+			if _, ok := l.Attrs["bytes"]; ok || l.Str("rate") != "" || l.Str("elapsed") == "" {
+				t.Errorf("check phase: %v", l.Attrs)
 			}
 		}
 	}
-	if !seen["copy"] || !seen["write"] {
+	if !seen["copy"] || !seen["write"] || !seen["check"] {
 		t.Errorf("phases reported: %v", seen)
 	}
-	if lastWrite["bytes"].Int64() != 10 || lastWrite["percent"].String() != "20.0" {
-		t.Errorf("last report of the write phase: %v", lastWrite)
+	if lastWrite.Int("bytes") != 10 || lastWrite.Str("percent") != "20.0" {
+		t.Errorf("last report of the write phase: %v", lastWrite.Attrs)
 	}
 }
 
@@ -163,7 +126,7 @@ func TestNilReporter(t *testing.T) {
 	r.SetBytes(1)
 	r.SetTotal(1)
 	r.SetTotalBytes(1)
-	r.Phase("x", "", 1, 1)
+	r.Phase("x", progress.Options{Total: 1})
 	r.Finish(nil)
 }
 
@@ -180,6 +143,10 @@ func TestStatusText(t *testing.T) {
 	if got := s.String(); got != want {
 		t.Errorf("String()\n got %s\nwant %s", got, want)
 	}
+	idle := progress.Status{What: "database check", Elapsed: 1500 * time.Millisecond, Left: -1}
+	if got, want := idle.String(), "database check: 1.5s elapsed"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 5 << 30: "5.0 GiB"} {
 		if got := progress.FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
@@ -188,7 +155,8 @@ func TestStatusText(t *testing.T) {
 }
 
 // TestBarAndLines: on a terminal the line is redrawn in place and ends
-// with the summary; elsewhere every report is a line of its own.
+// with the summary; elsewhere every report is a line of its own; a brief
+// Reporter says nothing of work shorter than its interval.
 func TestBarAndLines(t *testing.T) {
 	var bar bytes.Buffer
 	s := progress.Status{What: "check", Bytes: 50, TotalBytes: 100, CountsBytes: true, Elapsed: time.Second, PhaseElapsed: time.Second, Left: time.Second}
@@ -214,14 +182,15 @@ func TestBarAndLines(t *testing.T) {
 	if _, ok := sink.(progress.Lines); !ok || every != progress.DefaultInterval {
 		t.Fatalf("Terminal(file) = %T, %v", sink, every)
 	}
-	r := progress.Start(sink, "verify", progress.Options{Unit: "entries", Total: 10, Interval: 5 * time.Millisecond})
+	progress.Start(sink, "quick", progress.Options{Unit: "entries", Brief: true, Interval: time.Hour}).Finish(nil)
+	r := progress.Start(sink, "verify", progress.Options{Unit: "entries", Total: 10, Interval: 5 * time.Millisecond, Brief: true})
 	r.Add(5)
 	time.Sleep(30 * time.Millisecond)
 	r.Add(5)
 	r.Finish(nil)
 	b, _ := os.ReadFile(f.Name())
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) < 2 || !strings.HasPrefix(lines[0], "verify: 5 of 10 entries (50.0%), ") || lines[len(lines)-1] != strings.TrimSpace(lines[len(lines)-1]) ||
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "verify: 5 of 10 entries (50.0%), ") ||
 		!strings.HasPrefix(lines[len(lines)-1], "verify done: 10 entries in ") {
 		t.Errorf("lines:\n%s", b)
 	}

@@ -85,7 +85,7 @@ func (b Bar) Report(s Status) {
 	if s.Left >= 0 {
 		line.WriteString("  " + FormatDuration(s.Left) + " left")
 	} else {
-		line.WriteString("  " + FormatDuration(s.Elapsed))
+		line.WriteString("  " + FormatDuration(s.Elapsed) + " elapsed")
 	}
 	fmt.Fprintf(b.W, "\r%s\x1b[K", line.String())
 }
