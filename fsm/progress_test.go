@@ -94,7 +94,7 @@ func TestSnapshotAndRestoreLogProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	dbBytes := n - 52 // the checksum trailer is not part of the database
-	lines, sum = progresstest.CheckProgress(t, rec, "snapshot restore", "bytes", 3)
+	lines, sum = progresstest.CheckProgress(t, rec, "database restore", "bytes", 3)
 	for _, l := range lines {
 		if l.Str("phase") == "receive" && l.Int("bytes") > 0 && (l.Int("total_bytes") != dbBytes || l.Str("left") == "") {
 			t.Errorf("receive progress line %+v; want total_bytes %d (from the database header) and a time left", l.Attrs, dbBytes)

@@ -21,9 +21,9 @@ import (
 // (wrapping ErrSnapshotDamaged for a checksum mismatch) and the live
 // database stays as it was.
 //
-// It logs its progress ("snapshot restore progress": the bytes received,
+// It logs its progress ("database restore progress": the bytes received,
 // against the size the database's header gives, then the check) and a
-// summary ("snapshot restore done", the applied index it restored).
+// summary ("database restore done", the applied index it restored).
 func (s *Store) Restore(r io.Reader) (err error) {
 	s.waitMu.Lock()
 	closed := s.closed
@@ -31,7 +31,7 @@ func (s *Store) Restore(r io.Reader) (err error) {
 	if closed {
 		return ErrClosed
 	}
-	prog := progress.Log(s.log, "snapshot restore", progress.Options{Interval: s.opts.ProgressInterval})
+	prog := progress.Log(s.log, "database restore", progress.Options{Interval: s.opts.ProgressInterval})
 	defer func() {
 		if err != nil {
 			prog.Finish(err)

@@ -99,9 +99,9 @@ func TestProgressOfLongWork(t *testing.T) {
 	node.Restart(t)
 	waitReady(t, node)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(readNodeLog(t, dir), "snapshot restore done") {
+	for !strings.Contains(readNodeLog(t, dir), "database restore done") {
 		if time.Now().After(deadline) {
-			t.Fatal("the restart after rebuild-db logged no \"snapshot restore done\" line")
+			t.Fatal("the restart after rebuild-db logged no \"database restore done\" line")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

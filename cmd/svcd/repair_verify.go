@@ -25,7 +25,9 @@ without changing them:
 
 It prints one line per check and, for what is damaged, the command that
 repairs it (docs/operations.md). The exit status is 0 when everything is
-intact, 1 otherwise. It refuses to run while a node uses DIR.
+intact, 1 otherwise. It refuses to run while a node uses DIR. A long check
+shows its progress on standard error: a bar on a terminal, else a line
+every 5 s (SVC_PROGRESS_INTERVAL).
 
 Options:
   --dir DIR   the data directory (default: SVC_DATA_DIR, else ./svc_data)

@@ -147,6 +147,10 @@ func TestStatusText(t *testing.T) {
 	if got, want := idle.String(), "database check: 1.5s elapsed"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	idle.Final = true
+	if got, want := idle.String(), "database check done in 1.5s"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 5 << 30: "5.0 GiB"} {
 		if got := progress.FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)

@@ -110,8 +110,9 @@ func (s Status) counts() string {
 
 // String is the report as one plain line, for example
 //
-//	csv import: 12000 rows, 3.1 MiB of 8.0 MiB (38%), 2400 rows/s, 640.0 KiB/s, 5s elapsed, 8.3s left
-//	csv import done: 32000 rows, 8.0 MiB in 13.3s (2406 rows/s, 616.0 KiB/s) created=31990 failed=10
+//	csv import collection=posts: 12000 rows, 3.0 MiB of 8.0 MiB (37.5%), 2400 rows/s, 614.4 KiB/s, 5s elapsed, 8.3s left
+//	csv import collection=posts done: 32000 rows, 8.0 MiB in 13.3s (2406 rows/s, 615.9 KiB/s) created=31990 failed=10
+//	checking the database done in 1.2s
 func (s Status) String() string {
 	var b strings.Builder
 	b.WriteString(s.What)
@@ -124,16 +125,16 @@ func (s Status) String() string {
 	if s.Final {
 		switch {
 		case s.Err == nil:
-			b.WriteString(" done: ")
+			b.WriteString(" done")
 		case Canceled(s.Err):
-			b.WriteString(" canceled: ")
+			b.WriteString(" canceled")
 		default:
-			b.WriteString(" failed: ")
+			b.WriteString(" failed")
 		}
 		if c := s.counts(); c != "" {
-			b.WriteString(c + " ")
+			b.WriteString(": " + c)
 		}
-		b.WriteString("in " + FormatDuration(s.Elapsed))
+		b.WriteString(" in " + FormatDuration(s.Elapsed))
 		if r := s.RateText(); r != "" {
 			b.WriteString(" (" + r + ")")
 		}
