@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +107,65 @@ func TestSnapshotAndRestoreLogProgress(t *testing.T) {
 	if got := countRows(t, r, "kv"); got != 1999 {
 		t.Errorf("restored %d rows, want 1999", got)
 	}
+}
+
+// TestSnapshotStepsCopyOneState: the snapshot's copy steps 1,024 pages at
+// a time while applies go on; every step reads the pinned state, so the
+// copy never starts over (its byte count never goes back) and the restored
+// database is the state at the snapshot's index.
+func TestSnapshotStepsCopyOneState(t *testing.T) {
+	t.Parallel()
+	rec := progresstest.New()
+	s, err := fsm.Open(fsm.Options{Path: filepath.Join(t.TempDir(), "data.db"), Registry: testRegistry(),
+		Logger: rec.Logger(), ProgressInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeStore(t, s) })
+	entries := []fsm.Entry{ddlEntry(1, kvDDL)}
+	for i := uint64(2); i <= 3000; i++ {
+		entries = append(entries, putEntry(i, "big"+logKey(i), strings.Repeat("b", 4000)))
+	}
+	mustApply(t, s, entries...) // about 13 MB: several steps of 4 MiB
+	a := startApplier(t, s, 3001, 7)
+	waitIndex(t, s, 3100)
+
+	resume := a.park(t)
+	sn, err := s.Snapshot()
+	if err != nil {
+		resume()
+		t.Fatal(err)
+	}
+	want := digest(t, s)
+	resume()
+	waitIndex(t, s, sn.Index()+50)
+	var buf bytes.Buffer
+	// A slow destination keeps the applier writing between the copy's
+	// steps, and the write phase long enough to report.
+	if _, err := sn.WriteTo(slowWriter{w: &buf, delay: 200 * time.Microsecond}); err != nil {
+		t.Fatal(err)
+	}
+	sn.Release()
+	waitIndex(t, s, sn.Index()+100)
+	a.halt(t)
+
+	var copyBytes []int64
+	for _, l := range rec.Lines("snapshot progress") {
+		if l.Str("phase") == "copy" {
+			copyBytes = append(copyBytes, l.Int("bytes"))
+		}
+	}
+	for i := 1; i < len(copyBytes); i++ {
+		if copyBytes[i] < copyBytes[i-1] {
+			t.Fatalf("the copy went back from %d to %d bytes: it started over", copyBytes[i-1], copyBytes[i])
+		}
+	}
+	r, _ := restoreInto(t, buf.Bytes())
+	if got := digest(t, r); !reflect.DeepEqual(got, want) {
+		t.Fatalf("restored digest differs from the state at index %d", sn.Index())
+	}
+	if r.AppliedIndex() != sn.Index() {
+		t.Fatalf("restored index %d, want %d", r.AppliedIndex(), sn.Index())
+	}
+	t.Logf("snapshot of index %d: %d bytes; copy phase reported %d times", sn.Index(), buf.Len(), len(copyBytes))
 }
