@@ -200,6 +200,14 @@ func TestImportLayers(t *testing.T) {
 			checkLayer(t, l, true, func(dep string) bool { return dep == "svcd/engine" || isModule(dep) })
 		}
 	})
+	t.Run("internal", func(t *testing.T) {
+		// The shared helpers under internal/ (progress reporting) are
+		// leaves: the state machine and the engine's modules use them, so
+		// they import nothing of svcd.
+		checkLayer(t, "svcd/internal/...", true, func(dep string) bool {
+			return isPkg(dep, "svcd") && !isPkg(dep, "svcd/internal")
+		})
+	})
 	t.Run("cluster", func(t *testing.T) {
 		checkLayer(t, "svcd/cluster/...", false, func(dep string) bool {
 			return isPkg(dep, "svcd/engine", "svcd/api")

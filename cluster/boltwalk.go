@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"fmt"
+
+	"svcd/internal/progress"
 )
 
 // boltWalk visits the buckets of a boltFile in key order and checks, page
@@ -14,6 +16,7 @@ import (
 type boltWalk struct {
 	bf   *boltFile
 	seen map[uint64]bool
+	prog *progress.Reporter // counts the bytes of the pages read (nil: none)
 }
 
 // boltMaxDepth bounds the depth of a bucket's tree; bbolt's are a few
@@ -58,6 +61,7 @@ func (w *boltWalk) walkPage(id uint64, depth int, last *[]byte, fn leafFunc) err
 	if err != nil {
 		return err
 	}
+	w.prog.AddBytes(int64(len(p.buf)))
 	for i := uint64(0); i <= uint64(p.overflow); i++ {
 		if w.seen[id+i] {
 			return damagef("page %d overlaps page %d", id, id+i)

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"svcd/fsm"
+	"svcd/internal/progress"
 )
 
 // The stable store's keys (hashicorp/raft's raft.go).
@@ -22,8 +23,9 @@ const (
 // entry's index and term (terms never decrease and never pass the current
 // term), its type, a command's envelope and checksum (fsm.Decode), a
 // membership change's configuration; and the stable store's values. The
-// first problem is a *DamageError naming path and the entry.
-func checkLogContents(path string, logs raft.LogStore, sum *logFileSummary) error {
+// first problem is a *DamageError naming path and the entry. prog (nil:
+// none) counts the entries read.
+func checkLogContents(path string, logs raft.LogStore, sum *logFileSummary, prog *progress.Reporter) error {
 	term, err := checkStable(sum)
 	if err != nil {
 		return &DamageError{File: path, What: err.Error()}
@@ -42,6 +44,9 @@ func checkLogContents(path string, logs raft.LogStore, sum *logFileSummary) erro
 	if last > 0 && term == 0 {
 		return &DamageError{File: path, What: fmt.Sprintf("%d entries but no current term", last-first+1)}
 	}
+	if last > 0 {
+		prog.SetTotal(int64(last - first + 1))
+	}
 	var prevTerm uint64
 	for idx := first; idx <= last && idx > 0; idx++ {
 		var l raft.Log
@@ -52,6 +57,8 @@ func checkLogContents(path string, logs raft.LogStore, sum *logFileSummary) erro
 			return &DamageError{File: path, Index: idx, What: what}
 		}
 		prevTerm = l.Term
+		prog.Add(1)
+		prog.AddBytes(int64(len(l.Data) + len(l.Extensions)))
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+
+	"svcd/internal/progress"
 )
 
 // raft-boltdb keeps the log in the bucket "logs" (8-byte big-endian index
@@ -27,8 +29,9 @@ type logFileSummary struct {
 // scanLogFile checks the structure of the Raft log file at path without
 // bbolt (boltfile.go), and raft-boltdb's layout in it: both buckets, plain
 // values, 8-byte keys without a gap. A missing or empty file is an empty
-// log. Damage is a *DamageError; the file is only read.
-func scanLogFile(path string) (*logFileSummary, error) {
+// log. Damage is a *DamageError; the file is only read. prog (nil: none)
+// counts the bytes of the pages read, against the file's size.
+func scanLogFile(path string, prog *progress.Reporter) (*logFileSummary, error) {
 	sum := &logFileSummary{Conf: map[string][]byte{}}
 	bf, err := openBoltFile(path)
 	switch {
@@ -38,7 +41,8 @@ func scanLogFile(path string) (*logFileSummary, error) {
 		return nil, asDamage(path, 0, err)
 	}
 	defer bf.Close()
-	w := &boltWalk{bf: bf, seen: map[uint64]bool{}}
+	prog.SetTotalBytes(bf.size)
+	w := &boltWalk{bf: bf, seen: map[uint64]bool{}, prog: prog}
 	buckets := map[string][]byte{}
 	var last []byte
 	err = w.walkPage(bf.meta.root, 0, &last, func(k, v []byte, flags uint32) error {

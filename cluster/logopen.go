@@ -9,6 +9,8 @@ import (
 
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
+
+	"svcd/internal/progress"
 )
 
 // logLockWait is how long a start waits for another process to release
@@ -23,7 +25,7 @@ const logLockWait = 2 * time.Second
 func openLog(cfg Config) (*raftboltdb.BoltStore, error) {
 	path := filepath.Join(cfg.Dir, "raft.db")
 	start := time.Now()
-	sum, err := scanLockedLog(cfg.Dir)
+	sum, err := scanLockedLog(cfg.Dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +38,7 @@ func openLog(cfg Config) (*raftboltdb.BoltStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLogContents(path, logs, sum); err != nil {
+	if err := checkLogContents(path, logs, sum, nil); err != nil {
 		logs.Close()
 		return nil, err
 	}
@@ -47,13 +49,13 @@ func openLog(cfg Config) (*raftboltdb.BoltStore, error) {
 
 // scanLockedLog checks the structure of dir's raft.db (scanLogFile) while
 // holding its lock, so no running node writes it meanwhile.
-func scanLockedLog(dir string) (*logFileSummary, error) {
+func scanLockedLog(dir string, prog *progress.Reporter) (*logFileSummary, error) {
 	release, err := LockLog(dir, logLockWait)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return scanLogFile(filepath.Join(dir, "raft.db"))
+	return scanLogFile(filepath.Join(dir, "raft.db"), prog)
 }
 
 // openLogStore opens raft-boltdb on a checked file, read-only for a

@@ -3,6 +3,8 @@ package cluster
 import (
 	"path/filepath"
 	"time"
+
+	"svcd/internal/progress"
 )
 
 // LogReport is what VerifyLog found in a Raft directory.
@@ -27,10 +29,17 @@ type LogReport struct {
 // and, when the log no longer holds the entries before it, the snapshot
 // read whole. Damage is a *DamageError; a log held by a running node is
 // ErrLogLocked.
-func VerifyLog(dir string) (*LogReport, error) {
+func VerifyLog(dir string) (*LogReport, error) { return VerifyLogProgress(dir, nil) }
+
+// VerifyLogProgress is VerifyLog counting its work on prog (nil: none): the
+// bytes of the file's pages (phase "structure"), then the entries
+// (phase "entries"), then, when it is read whole, the snapshot's bytes
+// (phase "snapshot"). The caller finishes prog.
+func VerifyLogProgress(dir string, prog *progress.Reporter) (*LogReport, error) {
 	start := time.Now()
 	path := filepath.Join(dir, "raft.db")
-	sum, err := scanLockedLog(dir)
+	prog.Phase("structure", progress.Options{Bytes: true})
+	sum, err := scanLockedLog(dir, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -40,9 +49,11 @@ func VerifyLog(dir string) (*LogReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = checkLogContents(path, logs, sum)
+		prog.Phase("entries", progress.Options{Unit: "entries", Bytes: true})
+		err = checkLogContents(path, logs, sum, prog)
 		if err == nil {
-			err = checkRaftState(dir, logs, 0)
+			prog.Phase("snapshot", progress.Options{Bytes: true})
+			err = checkRaftState(dir, logs, 0, prog)
 		}
 		logs.Close()
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 // the log only once its structure checks out (scanLogFile), so damage
 // never panics.
 func RecordedMembership(dir string) (servers []Server, ok bool) {
-	if sum, err := scanLockedLog(dir); err == nil && sum.Last > 0 {
+	if sum, err := scanLockedLog(dir, nil); err == nil && sum.Last > 0 {
 		if logs, err := openLogStore(filepath.Join(dir, "raft.db"), true); err == nil {
 			defer logs.Close()
 			for idx := sum.Last; idx >= sum.First && idx > 0; idx-- {

@@ -100,7 +100,7 @@ func (n *Node) open() error {
 		return fmt.Errorf("cluster: snapshot store: %w", err)
 	}
 	n.snaps = snaps
-	if err := checkRaftState(cfg.Dir, n.logs, n.sm.AppliedIndex()); err != nil {
+	if err := checkRaftState(cfg.Dir, n.logs, n.sm.AppliedIndex(), nil); err != nil {
 		return err
 	}
 	if n.readyIndex, err = lastApplicableIndex(n.logs); err != nil {

@@ -86,7 +86,7 @@ func ClearReseed(dir string) error {
 // checks the log file first (scanLogFile), so damage is an error, not a
 // panic; a running node's log is ErrLogLocked.
 func HasState(dir string) (bool, error) {
-	sum, err := scanLockedLog(dir)
+	sum, err := scanLockedLog(dir, nil)
 	if err != nil {
 		return false, err
 	}

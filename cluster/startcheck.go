@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/hashicorp/raft"
+
+	"svcd/internal/progress"
 )
 
 // checkRaftState checks, before Raft starts, what Raft and the replica
@@ -15,8 +17,9 @@ import (
 // replica has not applied past everything the log and the snapshots hold
 // (the log lost entries: new entries would reuse those indexes, and the
 // replica would skip them as applied), and the snapshot the start must
-// restore, if it must, is whole.
-func checkRaftState(dir string, logs raft.LogStore, applied uint64) error {
+// restore, if it must, is whole (prog, nil for none, counts the bytes of
+// that read).
+func checkRaftState(dir string, logs raft.LogStore, applied uint64, prog *progress.Reporter) error {
 	logPath := filepath.Join(dir, "raft.db")
 	snap, err := newestSnapshot(dir)
 	if err != nil {
@@ -49,7 +52,7 @@ func checkRaftState(dir string, logs raft.LogStore, applied uint64) error {
 	// restores it (reconcile): check it whole first, rather than let Raft
 	// fall back to an older snapshot the log may not continue.
 	if snap != nil && applied < snapIndex && (first == 0 || first > applied+1) {
-		if err := checkSnapshotState(snap); err != nil {
+		if err := checkSnapshotState(snap, prog); err != nil {
 			var de *DamageError
 			if errors.As(err, &de) {
 				de.What = "the database must be rebuilt from this snapshot, but " + de.What

@@ -4,8 +4,11 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+
+	"svcd/internal/progress"
 )
 
 // Restore replaces the whole database with the SQLite file read from r (a
@@ -17,16 +20,29 @@ import (
 // files are dropped. A stream that fails a check is refused with an error
 // (wrapping ErrSnapshotDamaged for a checksum mismatch) and the live
 // database stays as it was.
-func (s *Store) Restore(r io.Reader) error {
+//
+// It logs its progress ("database restore progress": the bytes received,
+// against the size the database's header gives, then the check) and a
+// summary ("database restore done", the applied index it restored).
+func (s *Store) Restore(r io.Reader) (err error) {
 	s.waitMu.Lock()
 	closed := s.closed
 	s.waitMu.Unlock()
 	if closed {
 		return ErrClosed
 	}
+	prog := progress.Log(s.log, "database restore", progress.Options{Interval: s.opts.ProgressInterval})
+	defer func() {
+		if err != nil {
+			prog.Finish(err)
+			return
+		}
+		prog.Finish(nil, slog.Uint64("index", s.AppliedIndex()))
+	}()
+	prog.Phase("receive", progress.Options{Bytes: true})
 	tmpPath := s.opts.Path + ".restore"
 	removeDBFiles(tmpPath)
-	checked, err := receiveSnapshot(tmpPath, r)
+	checked, err := receiveSnapshot(tmpPath, r, prog)
 	if err != nil {
 		removeDBFiles(tmpPath)
 		return fmt.Errorf("fsm: restore: %w", err)
@@ -34,6 +50,7 @@ func (s *Store) Restore(r io.Reader) error {
 	if !checked {
 		s.log.Warn("restoring a database without a checksum trailer (an older snapshot or a plain backup file): SQLite's checks only")
 	}
+	prog.Phase("check", progress.Options{})
 	if err := checkDatabase(tmpPath); err != nil {
 		removeDBFiles(tmpPath)
 		return fmt.Errorf("fsm: restore: not a usable database: %w", err)

@@ -3,9 +3,12 @@ package fsm
 import (
 	"bufio"
 	"crypto/sha256"
+	"encoding/binary"
 	"hash"
 	"io"
 	"os"
+
+	"svcd/internal/progress"
 )
 
 // snapshotReceiver passes the database bytes of a snapshot stream on to
@@ -17,6 +20,10 @@ type snapshotReceiver struct {
 	hash hash.Hash
 	n    uint64 // bytes passed on to dst
 	tail []byte // the last bytes received, at most snapshotTrailerSize
+	// prog, when set, counts the bytes passed on; its total is the
+	// database's size as its header says (sqliteHeaderSize).
+	prog *progress.Reporter
+	head []byte // the first bytes passed on, until the header is read
 }
 
 func newSnapshotReceiver(dst io.Writer) *snapshotReceiver {
@@ -51,7 +58,42 @@ func (r *snapshotReceiver) pass(b []byte) error {
 	}
 	r.hash.Write(b)
 	r.n += uint64(len(b))
+	if r.prog != nil {
+		if r.head != nil {
+			r.head = append(r.head, b[:min(len(b), sqliteHeaderLen-len(r.head))]...)
+			if len(r.head) == sqliteHeaderLen {
+				if size, ok := sqliteHeaderSize(r.head); ok {
+					r.prog.SetTotalBytes(size)
+				}
+				r.head = nil
+			}
+		}
+		r.prog.AddBytes(int64(len(b)))
+	}
 	return nil
+}
+
+// sqliteHeaderLen is the length of an SQLite database file's header.
+const sqliteHeaderLen = 100
+
+// sqliteHeaderSize is the size of the database file whose header is h:
+// its page size (offset 16) times its page count (offset 28). The count
+// is valid only when the header says so (the change counter at offset 24
+// equals the version-valid-for number at offset 92), as in a file the
+// online backup writes; ok is false otherwise.
+func sqliteHeaderSize(h []byte) (size int64, ok bool) {
+	if len(h) < sqliteHeaderLen || string(h[:16]) != "SQLite format 3\x00" {
+		return 0, false
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	if pageSize < sqliteMinPageSize || pages == 0 || binary.BigEndian.Uint32(h[24:28]) != binary.BigEndian.Uint32(h[92:96]) {
+		return 0, false
+	}
+	return pageSize * pages, true
 }
 
 // finish ends the stream. A stream of whole pages is a plain database file
@@ -80,8 +122,9 @@ func (r *snapshotReceiver) finish() (checked bool, err error) {
 // receiveSnapshot writes the database bytes of the snapshot stream r to a
 // new file at path, verifies the stream's checksum trailer if it has one,
 // and syncs the file. It reports whether the stream carried a checksum.
-// On error the caller removes the file.
-func receiveSnapshot(path string, r io.Reader) (checked bool, err error) {
+// On error the caller removes the file. prog (nil: none) counts the
+// database bytes received.
+func receiveSnapshot(path string, r io.Reader, prog *progress.Reporter) (checked bool, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return false, err
@@ -93,6 +136,9 @@ func receiveSnapshot(path string, r io.Reader) (checked bool, err error) {
 	}()
 	buf := bufio.NewWriterSize(f, 64<<10)
 	recv := newSnapshotReceiver(buf)
+	if prog != nil {
+		recv.prog, recv.head = prog, make([]byte, 0, sqliteHeaderLen)
+	}
 	if _, err := io.Copy(recv, r); err != nil {
 		return false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Options configure a Store.
@@ -23,6 +24,10 @@ type Options struct {
 	// OnStall, when set, is told when the replica stops applying at an
 	// entry it cannot apply (stall.go); it runs on the apply goroutine.
 	OnStall func(Stall)
+	// ProgressInterval is the time between two progress lines of a
+	// snapshot written (Snapshot.WriteTo) or restored (Restore); 0:
+	// progress.DefaultInterval (5 s).
+	ProgressInterval time.Duration
 }
 
 // Store is the state machine over one SQLite database: a single writer

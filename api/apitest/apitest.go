@@ -56,6 +56,9 @@ type Options struct {
 	// Clock is the node's wall clock (stack.Config.Clock; nil: time.Now),
 	// usually a Clock's Now.
 	Clock func() time.Time
+	// ProgressInterval is stack.Config.ProgressInterval: the time between
+	// two progress lines of long work (0: the default, 5 s).
+	ProgressInterval time.Duration
 }
 
 // Server is one running node.
@@ -88,11 +91,12 @@ func Start(t testing.TB, opts Options) *Server {
 	logger := opts.logger()
 	dir := t.TempDir()
 	st, err := stack.Open(stack.Config{
-		DataDir:        dir,
-		PasswordParams: testPasswordParams(),
-		OnStall:        func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },
-		EncryptionKey:  opts.EncryptionKey,
-		Clock:          opts.Clock,
+		DataDir:          dir,
+		PasswordParams:   testPasswordParams(),
+		OnStall:          func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },
+		EncryptionKey:    opts.EncryptionKey,
+		Clock:            opts.Clock,
+		ProgressInterval: opts.ProgressInterval,
 	}, logger)
 	if err != nil {
 		t.Fatalf("apitest: open stack: %v", err)

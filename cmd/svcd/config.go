@@ -48,6 +48,7 @@ type config struct {
 	trailingLogs      uint64
 	minFreeBytes      uint64
 	raftTiming        cluster.Timing // SVC_RAFT_*_TIMEOUT (raft_timing.go)
+	progressInterval  time.Duration  // SVC_PROGRESS_INTERVAL (progress.go)
 }
 
 func envOr(key, def string) string {
@@ -119,6 +120,9 @@ func parseServeFlags(args []string) (*config, error) {
 	if c.bodyMinRate, c.bodyGrace, err = bodyRateEnv(); err != nil {
 		return nil, err
 	}
+	if c.progressInterval, err = progressIntervalEnv(); err != nil {
+		return nil, err
+	}
 	if c.dataDir, err = filepath.Abs(c.dataDir); err != nil {
 		return nil, err
 	}
@@ -169,6 +173,7 @@ func (c *config) stackConfig() stack.Config {
 		HTTPAddr: advertisedHTTP(c.httpAddr, c.raftAddr), Region: c.region, GossipAddr: c.gossip, TLS: c.tls,
 		JWTSecret: c.jwtSecret, EncryptionKey: c.encKey, EncryptionKeyOld: c.encKeyOld, SnapshotThreshold: c.snapshotThreshold,
 		SnapshotInterval: c.snapshotInterval, TrailingLogs: c.trailingLogs, RaftTiming: c.raftTiming, MinFreeBytes: c.minFreeBytes,
+		ProgressInterval: c.progressInterval,
 	}
 }
 

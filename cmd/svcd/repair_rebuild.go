@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"svcd/cluster"
 )
 
 const rebuildHelp = `usage: svcd repair rebuild-db [--dir DIR]
@@ -44,7 +42,7 @@ func runRepairRebuildDB(args []string) error {
 		return err
 	}
 	raftDir := filepath.Join(dataDir, "raft")
-	rep, err := cluster.VerifyLog(raftDir)
+	rep, err := verifyLog(raftDir)
 	if err != nil {
 		return fmt.Errorf("repair rebuild-db: the Raft state cannot rebuild the database: %w "+
 			"(docs/operations.md: a cluster member is reseeded, a lone node restored from a backup)", err)
@@ -55,7 +53,7 @@ func runRepairRebuildDB(args []string) error {
 	if rep.First != 1 {
 		// The entries before the log's first are only in the snapshot:
 		// the rebuild restores it, so it must be whole.
-		if _, err := cluster.VerifySnapshot(raftDir); err != nil {
+		if _, err := verifySnapshot(raftDir); err != nil {
 			return fmt.Errorf("repair rebuild-db: the snapshot the database would be rebuilt from is damaged: %w "+
 				"(docs/operations.md)", err)
 		}

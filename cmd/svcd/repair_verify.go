@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"svcd/cluster"
+	"svcd/internal/progress"
 )
 
 const verifyHelp = `usage: svcd repair verify [--dir DIR]
@@ -24,7 +25,9 @@ without changing them:
 
 It prints one line per check and, for what is damaged, the command that
 repairs it (docs/operations.md). The exit status is 0 when everything is
-intact, 1 otherwise. It refuses to run while a node uses DIR.
+intact, 1 otherwise. It refuses to run while a node uses DIR. A long check
+shows its progress on standard error: a bar on a terminal, else a line
+every 5 s (SVC_PROGRESS_INTERVAL).
 
 Options:
   --dir DIR   the data directory (default: SVC_DATA_DIR, else ./svc_data)
@@ -47,7 +50,7 @@ func runRepairVerify(args []string) error {
 		line("", "repair: "+repair)
 	}
 
-	rep, err := cluster.VerifyLog(raftDir)
+	rep, err := verifyLog(raftDir)
 	switch {
 	case err != nil:
 		fail("Raft log", err, raftRepair(dataDir))
@@ -57,7 +60,7 @@ func runRepairVerify(args []string) error {
 		line("Raft log", fmt.Sprintf("ok: entries %d..%d, checked in %s", rep.First, rep.Last, rep.Took.Round(100_000)))
 	}
 
-	switch snap, err := cluster.VerifySnapshot(raftDir); {
+	switch snap, err := verifySnapshot(raftDir); {
 	case err != nil:
 		fail("newest snapshot", err, raftRepair(dataDir))
 	case snap == "":
@@ -67,7 +70,9 @@ func runRepairVerify(args []string) error {
 	}
 
 	dbPath := filepath.Join(dataDir, "data.db")
+	prog := cliProgress("checking the database", progress.Options{})
 	applied, err := checkDatabaseFile(dbPath)
+	prog.Finish(err)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		line("database", "ok: no data.db; the next start builds it from the Raft state")

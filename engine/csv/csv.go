@@ -2,11 +2,14 @@
 // of a base collection, streamed by id in pages, and the import that
 // creates one record per row through the log, in chunks of csvChunkRows
 // rows per command (record.csv_import). It registers its command and the
-// command's result codec on the core when it is wired (New).
+// command's result codec on the core when it is wired (New). Both log
+// their progress through the core's logger (internal/progress): a line
+// every Options.ProgressInterval while they run, a summary at the end.
 package csv
 
 import (
 	"fmt"
+	"time"
 
 	"svcd/engine"
 	"svcd/engine/schema"
@@ -32,12 +35,20 @@ const cmdImport fsm.Type = 81
 // CSV exports and imports the records of base collections (the module's
 // face for the HTTP layer: ExportCSV, ImportCSV).
 type CSV struct {
-	core *engine.Engine
+	core     *engine.Engine
+	progress time.Duration
+}
+
+// Options configure the CSV module.
+type Options struct {
+	// ProgressInterval is the time between two progress lines of an
+	// import or an export (0: progress.DefaultInterval, 5 s).
+	ProgressInterval time.Duration
 }
 
 // New wires the CSV module to core: the import's command and its result.
-func New(core *engine.Engine) *CSV {
-	m := &CSV{core: core}
+func New(core *engine.Engine, opts Options) *CSV {
+	m := &CSV{core: core, progress: opts.ProgressInterval}
 	engine.RegisterResult[chunkResult](core, "csv")
 	core.Command(cmdImport, "record.csv_import", m.applyImport)
 	return m

@@ -4,15 +4,17 @@ import (
 	"context"
 	stdcsv "encoding/csv"
 	"io"
+	"log/slog"
 
 	"svcd/engine"
 	"svcd/fsm"
+	"svcd/internal/progress"
 )
 
 // Export is an export of one collection, resolved and ready to stream.
 type Export struct {
-	core *engine.Engine
-	ci   *engine.Coll
+	m  *CSV
+	ci *engine.Coll
 	// cols are the positions in ci.RowFields() of the exported fields.
 	cols []int
 }
@@ -24,7 +26,7 @@ func (m *CSV) ExportCSV(name string) (*Export, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Export{core: m.core, ci: ci}
+	x := &Export{m: m, ci: ci}
 	for i, f := range ci.RowFields() {
 		if !csvSkipped(f) {
 			x.cols = append(x.cols, i)
@@ -44,8 +46,17 @@ func (x *Export) Name() string { return x.ci.Name }
 // (one created or deleted during a long export may or may not be). An
 // error after the first byte leaves the output cut short; the caller must
 // make that visible to the client.
-func (x *Export) WriteTo(ctx context.Context, w io.Writer) error {
-	cw := stdcsv.NewWriter(w)
+//
+// The export logs its progress (rows and bytes written; the time left
+// against the collection's row count when the export started) and a
+// summary line ("csv export done").
+func (x *Export) WriteTo(ctx context.Context, w io.Writer) (err error) {
+	prog := progress.Log(x.m.core.Logger(), "csv export", progress.Options{
+		Unit: "rows", Bytes: true, Interval: x.m.progress,
+		Attrs: []slog.Attr{slog.String("collection", x.ci.Name)},
+	})
+	defer func() { prog.Finish(err) }()
+	cw := stdcsv.NewWriter(countingWriter{w: w, prog: prog})
 	fields := x.ci.RowFields()
 	rec := make([]string, 3+len(x.cols))
 	rec[0], rec[1], rec[2] = "id", "created", "updated"
@@ -59,7 +70,18 @@ func (x *Export) WriteTo(ctx context.Context, w io.Writer) error {
 	page := make([][]any, 0, csvExportPage)
 	after := ""
 	for {
-		err := x.core.Store().View(ctx, func(r *fsm.Reader) error {
+		first := after == ""
+		err := x.m.core.Store().View(ctx, func(r *fsm.Reader) error {
+			if first {
+				// The total of the progress lines: the rows as the
+				// export starts (a count is one pass over the table's
+				// smallest index, cheap next to the export).
+				var n int64
+				if err := r.QueryRow("SELECT count(*) FROM " + x.ci.Table()).Scan(&n); err != nil {
+					return err
+				}
+				prog.SetTotal(n)
+			}
 			var err error
 			page, err = x.ci.ReadRows(r, page[:0], after, csvExportPage)
 			return err
@@ -81,6 +103,7 @@ func (x *Export) WriteTo(ctx context.Context, w io.Writer) error {
 			}
 		}
 		cw.Flush()
+		prog.Add(int64(len(page)))
 		if err := cw.Error(); err != nil {
 			return err
 		}
@@ -92,4 +115,16 @@ func (x *Export) WriteTo(ctx context.Context, w io.Writer) error {
 			return err
 		}
 	}
+}
+
+// countingWriter counts the bytes of an export as they are written.
+type countingWriter struct {
+	w    io.Writer
+	prog *progress.Reporter
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.prog.AddBytes(int64(n))
+	return n, err
 }

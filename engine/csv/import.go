@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sort"
 	"strings"
 
 	"svcd/engine"
+	"svcd/internal/progress"
 )
 
 // ImportResult is the answer of an import (SPEC.md "CSV").
@@ -46,6 +48,11 @@ type csvImporter struct {
 	pending []csvPending
 	res     *ImportResult
 	index   uint64
+	// rd is the body's reader (its offset is the bytes done), prog the
+	// import's progress: rows done are the rows decided (created or
+	// failed).
+	rd   *stdcsv.Reader
+	prog *progress.Reporter
 }
 
 // ImportCSV creates one record of base collection name per row of body
@@ -54,6 +61,10 @@ type csvImporter struct {
 // committed csvChunkRows per log command. A failure to reach the log
 // stops the import: the chunks committed before it stay, and the error
 // says how far it got. index is the log index of the last chunk.
+//
+// The import logs its progress (rows decided, bytes of the body read and,
+// when body has a Size method as a *bytes.Reader does, the time left) and
+// a summary line ("csv import done").
 func (m *CSV) ImportCSV(ctx context.Context, p engine.Principal, name string, body io.Reader) (res *ImportResult, index uint64, err error) {
 	if !p.IsAdmin() {
 		return nil, 0, engine.ErrAdminOnly
@@ -76,7 +87,27 @@ func (m *CSV) ImportCSV(ctx context.Context, p engine.Principal, name string, bo
 	if err := csvCheckHeader(ci, header); err != nil {
 		return nil, 0, err
 	}
-	im := &csvImporter{m: m, p: p, name: ci.Name, header: header, res: &ImportResult{Errors: []RowError{}}}
+	im := &csvImporter{m: m, p: p, name: ci.Name, header: header, res: &ImportResult{Errors: []RowError{}}, rd: rd}
+	im.prog = progress.Log(m.core.Logger(), "csv import", progress.Options{
+		Unit: "rows", Bytes: true, TotalBytes: bodySize(body), Interval: m.progress,
+		Attrs: []slog.Attr{slog.String("collection", ci.Name)},
+	})
+	res, index, err = im.run(ctx)
+	im.prog.Finish(err, slog.Int("created", im.res.Created), slog.Int("failed", im.res.Failed))
+	return res, index, err
+}
+
+// bodySize is the size of an import's body when the reader knows it.
+func bodySize(body io.Reader) int64 {
+	if s, ok := body.(interface{ Size() int64 }); ok {
+		return s.Size()
+	}
+	return 0
+}
+
+// run reads the rows after the header and commits them chunk by chunk.
+func (im *csvImporter) run(ctx context.Context) (*ImportResult, uint64, error) {
+	rd, header := im.rd, im.header
 	for row := 2; ; row++ {
 		cells, err := rd.Read()
 		if errors.Is(err, io.EOF) {
@@ -158,6 +189,7 @@ func (im *csvImporter) flush(ctx context.Context) error {
 	if len(im.pending) == 0 {
 		return nil
 	}
+	read := im.rd.InputOffset()
 	core := im.m.core
 	for attempt := 0; ; attempt++ {
 		ci, err := im.m.collection(im.name)
@@ -219,6 +251,8 @@ func (im *csvImporter) flush(ctx context.Context) error {
 		for _, f := range failed {
 			im.fail(f)
 		}
+		im.prog.Add(int64(len(im.pending)))
+		im.prog.SetBytes(read)
 		im.pending = im.pending[:0]
 		return nil
 	}

@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"time"
+
 	"svcd/engine"
 	"svcd/engine/auth"
 	"svcd/engine/csv"
@@ -31,6 +33,9 @@ type DomainOptions struct {
 	engine.Options
 	// Signer signs and verifies session tokens (engine/auth).
 	Signer *token.Signer
+	// ProgressInterval is the time between two progress lines of a CSV
+	// import or export (0: the default, 5 s).
+	ProgressInterval time.Duration
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -49,7 +54,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	}
 	d.Search = search.New(eng)
 	d.History = history.New(eng)
-	d.CSV = csv.New(eng)
+	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

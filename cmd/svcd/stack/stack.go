@@ -69,6 +69,10 @@ type Config struct {
 	// a Clock. Raft's timers, HTTP deadlines and the rate limiter keep
 	// real time; the state machine reads no clock.
 	Clock func() time.Time
+	// ProgressInterval is the time between two progress lines of long
+	// work (a CSV import or export, a snapshot written or restored);
+	// 0: progress.DefaultInterval (5 s). Tests make it short.
+	ProgressInterval time.Duration
 }
 
 // Stack is one node's state machine, domain and consensus, wired together.
@@ -121,10 +125,11 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		return nil, err
 	}
 	store, err := fsm.Open(fsm.Options{
-		Path:     filepath.Join(cfg.DataDir, "data.db"),
-		Registry: fsm.NewRegistry(),
-		Logger:   log,
-		OnStall:  cfg.OnStall,
+		Path:             filepath.Join(cfg.DataDir, "data.db"),
+		Registry:         fsm.NewRegistry(),
+		Logger:           log,
+		OnStall:          cfg.OnStall,
+		ProgressInterval: cfg.ProgressInterval,
 	})
 	if err != nil {
 		return nil, repairHint(cfg, err)
@@ -138,7 +143,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// engine exists.
 	var eng *engine.Engine
 	guard := egress.New(func(k string) string { return eng.Setting(k) })
-	dom, err := NewDomain(DomainOptions{Signer: signer, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
