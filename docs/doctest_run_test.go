@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,18 +21,20 @@ import (
 // prelude is sourced once at the start of every session. curl is wrapped
 // so that the HTTP status of each call is recorded whatever flags the
 // example uses: -v writes the response's status line to stderr, which
-// the wrapper files away (curl's own messages still reach stderr). A
+// the wrapper files away (curl's own messages still reach stderr), with
+// the time the call started, so that "the last call" is the last one
+// started even when a stream in the background ends after it. A
 // stream read with --max-time that ends on its time limit (exit 28) is a
 // success: that is how an example shows the start of a stream.
 const prelude = `set -u -o pipefail
 curl() {
-  local err rc st maxtime=0 a
+  local err rc st maxtime=0 a t0=${EPOCHREALTIME/[.,]/}
   err=$(mktemp "$DOCTEST_TMP/curl.XXXXXX")
   for a in "$@"; do case "$a" in -m|--max-time|--max-time=*) maxtime=1;; esac; done
   command curl -v "$@" 2>"$err"
   rc=$?
   st=$(sed -n 's/^< HTTP\/[0-9.]* \([0-9][0-9][0-9]\).*/\1/p' "$err" | tail -n 1)
-  echo "${st:-000}" >>"$DOCTEST_STATUS"
+  echo "$t0 ${st:-000}" >>"$DOCTEST_STATUS"
   grep -v '^[*<>{}] ' "$err" >&2
   rm -f "$err"
   if [ "$rc" = 28 ] && [ "$maxtime" = 1 ]; then rc=0; fi
@@ -138,13 +141,24 @@ func (s *session) run(script string) (stdout, stderr string, rc int, err error) 
 }
 
 // statuses returns the HTTP status of every curl call of the last run,
-// in order (0: no answer).
+// in the order the calls started (0: no answer).
 func (s *session) statuses() []int {
 	b, _ := os.ReadFile(s.status)
-	var st []int
-	for _, f := range strings.Fields(string(b)) {
-		n, _ := strconv.Atoi(f)
-		st = append(st, n)
+	type call struct{ start, status int64 }
+	var calls []call
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		t, _ := strconv.ParseInt(f[0], 10, 64)
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		calls = append(calls, call{t, n})
+	}
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].start < calls[j].start })
+	st := make([]int, len(calls))
+	for i, c := range calls {
+		st[i] = int(c.status)
 	}
 	return st
 }
