@@ -50,6 +50,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./fsm
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzIsNumericString$$' -fuzztime $(FUZZTIME) ./engine/schema
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzDefinition$$' -fuzztime $(FUZZTIME) ./engine/schema
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCSVCell$$' -fuzztime $(FUZZTIME) ./engine/csv
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzImportChunkBinary$$' -fuzztime $(FUZZTIME) ./engine/csv
