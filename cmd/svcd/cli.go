@@ -38,7 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		return runHelp(args[1:], stdout, stderr)
-	case "--version", "-version":
+	case "--version", "-version", "-v":
 		args = append([]string{"version"}, args[1:]...)
 	}
 	c, rest, code := lookup(args, stdout, stderr)
@@ -103,7 +103,7 @@ func lookup(args []string, stdout, stderr io.Writer) (c *command, rest []string,
 func runHelp(args []string, stdout, stderr io.Writer) int {
 	topic := strings.Join(args, " ")
 	switch {
-	case topic == "":
+	case topic == "" || topic == "help":
 		printUsage(stdout)
 		return 0
 	case find(topic) != nil:

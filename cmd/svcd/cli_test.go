@@ -17,7 +17,7 @@ import (
 // 0 with the usage and examples on stdout, for every command; svcd alone
 // prints the list on stderr and exits 2.
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"help", "help"}} {
 		r := svcd(t, "", nil, args...)
 		if r.code != 0 || r.stderr != "" {
 			t.Errorf("svcd %v: status %d, stderr %q", args, r.code, r.stderr)
@@ -180,8 +180,10 @@ func TestVersion(t *testing.T) {
 		// A git worktree (.git is a file) or -buildvcs=false: no stamp.
 		t.Errorf("no VCS stamp, yet svcd version says:\n%s", r.stdout)
 	}
-	if r := svcd(t, "", nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "svcd "+testVersion) {
-		t.Errorf("svcd --version: status %d, stdout %q", r.code, r.stdout)
+	for _, flag := range []string{"--version", "-v"} {
+		if r := svcd(t, "", nil, flag); r.code != 0 || !strings.HasPrefix(r.stdout, "svcd "+testVersion) {
+			t.Errorf("svcd %s: status %d, stdout %q", flag, r.code, r.stdout)
+		}
 	}
 }
 
