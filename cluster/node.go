@@ -490,6 +490,7 @@ func (n *Node) Shutdown() error {
 		return nil
 	}
 	if n.IsLeader() && n.otherVoters() > 0 {
+		n.libs.HandOver()
 		if err := n.raft.LeadershipTransfer().Error(); err != nil {
 			n.cfg.Logger.Warn("leadership transfer before shutdown failed", "err", err)
 		}

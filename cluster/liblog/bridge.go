@@ -3,6 +3,7 @@ package liblog
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,6 +14,8 @@ type Bridge struct {
 	log       *slog.Logger
 	outages   *outages
 	quietInfo bool
+	now       func() time.Time
+	handover  atomic.Int64 // unix nanoseconds of the last HandOver
 }
 
 // Options tune a Bridge.
@@ -26,7 +29,34 @@ type Options struct {
 
 // New returns a bridge to log (its handler, level and attributes).
 func New(log *slog.Logger, opts Options) *Bridge {
-	return &Bridge{log: log, outages: newOutages(opts.Now), quietInfo: opts.SingleNode}
+	b := &Bridge{log: log, outages: newOutages(opts.Now), quietInfo: opts.SingleNode, now: opts.Now}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	return b
+}
+
+// handoverWindow is how long after HandOver a leader's step-down is the
+// transfer's doing.
+const handoverWindow = 10 * time.Second
+
+// HandOver tells the bridge that this node, leading, is handing its
+// leadership to another voter: raft then reports that a peer has a newer
+// term and stops replicating to it, which is the transfer working (INFO),
+// not a leader deposed (WARN; raft says ERROR).
+func (b *Bridge) HandOver() {
+	if b != nil {
+		b.handover.Store(b.now().UnixNano())
+	}
+}
+
+// deposedLevel is the level of raft's "peer has newer term, stopping
+// replication".
+func (b *Bridge) deposedLevel() slog.Level {
+	if at := b.handover.Load(); at != 0 && b.now().Sub(time.Unix(0, at)) < handoverWindow {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
 }
 
 // emit writes one library record: the failure to reach peer (when peer

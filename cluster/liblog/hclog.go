@@ -35,6 +35,11 @@ var _ hclog.Logger = (*hcLogger)(nil)
 func (l *hcLogger) Log(level hclog.Level, msg string, args ...any) {
 	contact := contactMessages[msg] && (msg == "failed to contact" || hasGoneError(args))
 	lv := raftLevel(msg, slogLevel(level), args, l.b.quietInfo)
+	if msg == "peer has newer term, stopping replication" {
+		// This leader is superseded: by its own leadership transfer, or
+		// by an election whose cause the other nodes log.
+		lv = l.b.deposedLevel()
+	}
 	// A record below the handler's level costs nothing more than this
 	// check, unless it is a failure to reach a peer: those are counted
 	// whether shown or not.

@@ -184,6 +184,21 @@ func TestRaftLevelsAndKeys(t *testing.T) {
 		t.Errorf("name %q, debug %v, trace %v", snap.Name(), hl.IsDebug(), hl.IsTrace())
 	}
 
+	// A leader superseded: by its own leadership transfer (INFO), else
+	// by an election others explain (WARN; raft says ERROR).
+	c := &clock{now: time.Unix(1_700_000_000, 0)}
+	tb, tout := newBridge(liblog.Options{Now: c.Now})
+	n2 := raft.Server{ID: "n2", Address: "10.0.0.2:8300"}
+	tb.Raft().Error("peer has newer term, stopping replication", "peer", n2)
+	one(t, tout, "WARN", "peer has newer term, stopping replication")
+	tb.HandOver()
+	c.add(time.Second)
+	tb.Raft().Error("peer has newer term, stopping replication", "peer", n2)
+	one(t, tout, "INFO", "peer has newer term, stopping replication")
+	c.add(time.Minute)
+	tb.Raft().Error("peer has newer term, stopping replication", "peer", n2)
+	one(t, tout, "WARN", "peer has newer term, stopping replication")
+
 	// A single node's raft has nothing to say at INFO.
 	single, sout := newBridge(liblog.Options{SingleNode: true})
 	single.Raft().Info("election won", "term", 2, "tally", 1)

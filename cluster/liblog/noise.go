@@ -99,6 +99,7 @@ var connectionGone = []string{
 	"broken pipe",
 	"EOF",
 	"use of closed network connection",
+	"append pipeline closed", // raft.ErrPipelineShutdown: its connection broke
 }
 
 // raftLevel is the level of a raft record that is not a failure to reach
