@@ -14,8 +14,10 @@ build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
 	$(GO) build -o bin/svcbench ./cmd/svcbench
 
+# ARGS go to svcd serve: make run ARGS='--http :9000 --dir /tmp/svc'.
+ARGS ?=
 run: build
-	./$(BIN) serve
+	./$(BIN) serve $(ARGS)
 
 test:
 	$(GO) vet $(GOFLAGS) $(PKGS)

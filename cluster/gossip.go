@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -158,7 +156,7 @@ func (n *Node) startGossip() error {
 	c.Events = g
 	// Push/pull full-state exchange: the anti-entropy behind presence.
 	c.PushPullInterval = 15 * time.Second
-	c.Logger = log.New(io.Discard, "", 0)
+	c.Logger = n.libs.Memberlist()
 	ml, err := memberlist.Create(c)
 	if err != nil {
 		return fmt.Errorf("cluster: gossip: %w", err)

@@ -13,10 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"svcd/cluster/liblog"
 	"svcd/fsm"
 )
 
@@ -29,6 +29,7 @@ type Node struct {
 	trans  raft.Transport
 	sl     *authStreamLayer // nil without a cluster key: no forwarding
 	gossip *gossip          // nil without a gossip address
+	libs   *liblog.Bridge   // raft's and memberlist's loggers
 	pool   connPool         // idle forwarding connections
 	sm     StateMachine
 	// readyIndex is the last entry found in the log at start that reaches
@@ -92,9 +93,10 @@ func Open(cfg Config, sm StateMachine) (*Node, error) {
 
 func (n *Node) open() error {
 	cfg := n.cfg
-	hl := hclog.New(&hclog.LoggerOptions{
-		Name: "raft", Level: hclog.Warn, Output: os.Stderr, JSONFormat: true,
-	})
+	// raft logs through the node's logger: same format, same node id,
+	// and a restarting peer's refusals are not errors (liblog).
+	n.libs = liblog.New(cfg.Logger, liblog.Options{SingleNode: cfg.SingleNode()})
+	hl := n.libs.Raft()
 	snaps, err := openSnapshotStore(cfg.Dir, hl, cfg.Logger)
 	if err != nil {
 		return fmt.Errorf("cluster: snapshot store: %w", err)
@@ -495,6 +497,7 @@ func (n *Node) Shutdown() error {
 		return nil
 	}
 	if n.IsLeader() && n.otherVoters() > 0 {
+		n.libs.HandOver()
 		if err := n.raft.LeadershipTransfer().Error(); err != nil {
 			n.cfg.Logger.Warn("leadership transfer before shutdown failed", "err", err)
 		}

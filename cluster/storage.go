@@ -170,6 +170,7 @@ func (n *Node) watchStorage(stop <-chan struct{}) {
 		}
 		lastHand = time.Now()
 		n.cfg.Logger.Warn("handing leadership to another voter: this node cannot write", "reason", err)
+		n.libs.HandOver()
 		if herr := n.raft.LeadershipTransfer().Error(); herr != nil {
 			n.cfg.Logger.Warn("leadership transfer failed", "err", herr)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -13,20 +12,32 @@ import (
 	"svcd/cmd/svcd/stack"
 )
 
-func runAdmin(args []string) error {
-	if len(args) < 1 || args[0] != "create" {
-		return errors.New("usage: svcd admin create EMAIL PASSWORD")
-	}
-	fs := flag.NewFlagSet("admin create", flag.ContinueOnError)
-	dir := fs.String("dir", envOr("SVC_DATA_DIR", "./svc_data"), "data directory (SVC_DATA_DIR)")
-	if err := fs.Parse(args[1:]); err != nil {
+// dirFlagSet declares the one flag of a command that works on a data
+// directory: --dir.
+func dirFlagSet(name string, dir *string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(dir, "dir", envOr("SVC_DATA_DIR", "./svc_data"), "data directory (SVC_DATA_DIR)")
+	return fs
+}
+
+// quietLog is the log of a command that runs a node briefly (admin
+// create, rotate-key): warnings and errors only.
+func quietLog() *slog.Logger {
+	return newLogger(os.Stderr, logOptions{format: os.Getenv("SVC_LOG_FORMAT"), level: slog.LevelWarn})
+}
+
+// runAdminCreate is svcd admin create EMAIL PASSWORD.
+func runAdminCreate(args []string) error {
+	var dir string
+	fs := dirFlagSet("admin create", &dir)
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return errors.New("usage: svcd admin create EMAIL PASSWORD")
+		return usageErrorf("want EMAIL and PASSWORD, got %d argument(s)", fs.NArg())
 	}
 	email, password := fs.Arg(0), fs.Arg(1)
-	dataDir, err := filepath.Abs(*dir)
+	dataDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
@@ -39,7 +50,7 @@ func runAdmin(args []string) error {
 		return nil
 	}
 	// No node is running: start this one briefly and write through its log.
-	st, err := stack.Open(stack.Config{DataDir: dataDir, JWTSecret: os.Getenv("SVC_JWT_SECRET")}, newLogger(slog.LevelWarn))
+	st, err := stack.Open(stack.Config{DataDir: dataDir, JWTSecret: os.Getenv("SVC_JWT_SECRET")}, quietLog())
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,23 +22,57 @@ import (
 	"time"
 )
 
+// clusterOptions are svcd cluster's flags.
+type clusterOptions struct {
+	nodes     int
+	httpAddr  string
+	dir       string
+	raftBase  int
+	logFormat string
+}
+
+// clusterFlagSet declares svcd cluster's flags into o.
+func clusterFlagSet(o *clusterOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
+	fs.IntVar(&o.nodes, "nodes", defaultWorkers(), "`N` nodes to run (SVC_WORKERS, else the CPU count)")
+	fs.StringVar(&o.httpAddr, "http", ":"+envOr("SVC_PORT", "8090"), "`ADDR` every node serves HTTP on, [host]:port (overrides SVC_PORT)")
+	fs.StringVar(&o.dir, "dir", envOr("SVC_DATA_DIR", "./svc_data"), "`DIR` of the data: node i keeps its data in DIR/node<i> (SVC_DATA_DIR)")
+	fs.IntVar(&o.raftBase, "raft-port", 19300, "Raft `PORT` of node 1 on 127.0.0.1; node i uses raft-port+i-1")
+	fs.StringVar(&o.logFormat, "log-format", os.Getenv("SVC_LOG_FORMAT"), logFlagUsage)
+	return fs
+}
+
 // runCluster is `svcd cluster --nodes N`: N child nodes on this machine,
 // one Raft cluster, all serving the same HTTP port (SO_REUSEPORT). The
 // parent respawns a child that dies and drains all of them on SIGTERM.
+// The children write to the parent's output in its log format, each line
+// naming its node (node1 ... nodeN; the parent's own lines name
+// "cluster"), and the parent prints the one banner once the cluster
+// serves.
 func runCluster(args []string) error {
-	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
-	nodes := fs.Int("nodes", defaultWorkers(), "number of nodes (SVC_WORKERS)")
-	port := envOr("SVC_PORT", "8090")
-	httpAddr := fs.String("http", ":"+port, "shared HTTP listen address")
-	dir := fs.String("dir", envOr("SVC_DATA_DIR", "./svc_data"), "data directory; node i keeps its data in <dir>/node<i>")
-	raftBase := fs.Int("raft-port", 19300, "Raft port of node 1 on 127.0.0.1; node i uses raft-port+i-1")
-	if err := fs.Parse(args); err != nil {
+	var o clusterOptions
+	fs := clusterFlagSet(&o)
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	if *nodes < 1 {
-		return errors.New("cluster: --nodes must be at least 1")
+	switch {
+	case fs.NArg() > 0:
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	case o.nodes < 1:
+		return usageErrorf("--nodes must be at least 1")
 	}
-	base, err := filepath.Abs(*dir)
+	if err := checkLogFormat(o.logFormat); err != nil {
+		return &usageError{msg: "--log-format: " + err.Error()}
+	}
+	lo, err := logEnv(slog.LevelInfo)
+	if err != nil {
+		return err
+	}
+	lo.format = o.logFormat
+	lo = lo.resolve(os.Stderr)
+	logs := newLogger(os.Stderr, lo)
+	useAsDefault(logs.With("node", "cluster"))
+	base, err := filepath.Abs(o.dir)
 	if err != nil {
 		return err
 	}
@@ -52,27 +87,37 @@ func runCluster(args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(slog.LevelInfo)
-	joinURL := "http://" + loopbackFor(*httpAddr)
-	sup := &supervisor{log: log, stop: make(chan struct{})}
-	for i := 1; i <= *nodes; i++ {
+	joinURL := "http://" + loopbackFor(o.httpAddr)
+	sup := &supervisor{logs: logs, stop: make(chan struct{})}
+	for i := 1; i <= o.nodes; i++ {
 		c := &child{
 			name: fmt.Sprintf("node%d", i),
 			bin:  self,
 			dir:  filepath.Join(base, fmt.Sprintf("node%d", i)),
-			env:  append(os.Environ(), "SVC_CLUSTER_KEY="+key),
+			// The children log in the format chosen here: their output
+			// is this process's.
+			env: append(os.Environ(), "SVC_CLUSTER_KEY="+key, "SVC_LOG_FORMAT="+lo.format),
 		}
-		c.args = []string{"serve", "--http", *httpAddr, "--reuse-port", "--node-id", c.name,
-			"--raft-addr", "127.0.0.1:" + strconv.Itoa(*raftBase+i-1)}
+		c.args = []string{"serve", "--http", o.httpAddr, "--reuse-port", "--node-id", c.name,
+			"--raft-addr", "127.0.0.1:" + strconv.Itoa(o.raftBase+i-1)}
 		if i == 1 {
 			c.args = append(c.args, "--bootstrap")
 		} else {
 			c.args = append(c.args, "--join", joinURL)
 		}
+		c.args = append(c.args, "--no-banner")
 		c.env = append(c.env, "SVC_DATA_DIR="+c.dir)
 		sup.children = append(sup.children, c)
 	}
-	fmt.Fprintf(os.Stderr, "svcd cluster: %d nodes serving %s, data under %s\n", *nodes, *httpAddr, base)
+	sup.log().Info("starting nodes", "nodes", o.nodes, "http", o.httpAddr, "data", base)
+	raftPorts := strconv.Itoa(o.raftBase)
+	if o.nodes > 1 {
+		raftPorts += "-" + strconv.Itoa(o.raftBase+o.nodes-1)
+	}
+	b := &banner{build: readBuildInfo(), url: joinURL, dataDir: base + " (node<i>/ for each node)",
+		what:      fmt.Sprintf("%d nodes, node1 to node%d (raft 127.0.0.1:%s)", o.nodes, o.nodes, raftPorts),
+		createCmd: "svcd admin create --dir " + sup.children[0].dir}
+	go sup.announce(b, lo.format)
 	return sup.run()
 }
 
@@ -116,7 +161,7 @@ type child struct {
 }
 
 type supervisor struct {
-	log      *slog.Logger
+	logs     *slog.Logger // no node attribute: log and logFor add it
 	children []*child
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -135,7 +180,7 @@ func (s *supervisor) run() error {
 		}
 	}
 	sig := <-sigc
-	s.log.Info("svcd cluster: draining", "signal", sig.String())
+	s.log().Info("draining every node", "signal", sig.String())
 	close(s.stop)
 	for _, c := range s.children {
 		c.signal(syscall.SIGTERM)
@@ -174,7 +219,12 @@ func (s *supervisor) keep(c *child) {
 			return
 		default:
 		}
-		s.log.Warn("svcd cluster: node exited; restarting", "node", c.name, "err", err)
+		if err == nil {
+			// It stopped cleanly: someone sent it SIGTERM (a restart).
+			s.logFor(c).Info("node stopped; starting it again")
+		} else {
+			s.logFor(c).Warn("node exited; starting it again", "err", err, "after", backoff.String())
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), backoff)
 		select {
 		case <-s.stop:
@@ -185,6 +235,52 @@ func (s *supervisor) keep(c *child) {
 		cancel()
 		backoff = min(backoff*2, 10*time.Second)
 	}
+}
+
+// log is the supervisor's own log: node "cluster".
+func (s *supervisor) log() *slog.Logger { return s.logs.With("node", "cluster") }
+
+// logFor is the log of the supervisor's lines about child c.
+func (s *supervisor) logFor(c *child) *slog.Logger { return s.logs.With("node", c.name) }
+
+// announce prints the banner once the cluster serves: once /_/ready
+// answers 200 on the shared port (a node that has a leader and has
+// caught up), or after a minute with what is wrong.
+func (s *supervisor) announce(b *banner, format string) {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		resp, err := client.Get(b.url + "/_/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+			err = fmt.Errorf("/_/ready answers %s", resp.Status)
+		}
+		if time.Now().After(deadline) {
+			b.notReady = err
+			break
+		}
+	}
+	var status struct {
+		Data struct {
+			HasAdmin         bool `json:"has_admin"`
+			SetupKeyRequired bool `json:"setup_key_required"`
+		} `json:"data"`
+	}
+	if resp, err := client.Get(b.url + "/api/v1/admin/setup/status"); err == nil {
+		if json.NewDecoder(resp.Body).Decode(&status) == nil {
+			b.noAdmin, b.setupKey = !status.Data.HasAdmin, status.Data.SetupKeyRequired
+		}
+		resp.Body.Close()
+	}
+	b.print(os.Stderr, s.log(), format)
 }
 
 func (c *child) signal(sig os.Signal) {

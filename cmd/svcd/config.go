@@ -31,7 +31,9 @@ type config struct {
 	reseed     bool // the join asks to be removed and added back (reseed_start.go)
 	reusePort  bool
 	tls        cluster.TLSFiles
-	logLevel   slog.Level
+	logLevel   slog.Level // SVC_LOG_LEVEL
+	logFormat  string     // --log-format, SVC_LOG_FORMAT: text, json or "" (by the output)
+	noBanner   bool       // --no-banner
 	jwtSecret  string
 	encKey     string   // SVC_ENCRYPTION_KEY
 	encKeyOld  []string // SVC_ENCRYPTION_KEY_OLD, comma-separated
@@ -51,6 +53,16 @@ type config struct {
 	progressInterval  time.Duration  // SVC_PROGRESS_INTERVAL (progress.go)
 }
 
+// defaultDataDir is the data directory a command uses without --dir:
+// SVC_DATA_DIR, else ./svc_data, made absolute.
+func defaultDataDir() string {
+	d, err := filepath.Abs(envOr("SVC_DATA_DIR", "./svc_data"))
+	if err != nil {
+		return envOr("SVC_DATA_DIR", "./svc_data")
+	}
+	return d
+}
+
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v
@@ -58,28 +70,40 @@ func envOr(key, def string) string {
 	return def
 }
 
-func parseServeFlags(args []string) (*config, error) {
-	c := &config{}
+// serveFlagSet declares svcd serve's flags into c (the defaults come from
+// the environment).
+func serveFlagSet(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	port := envOr("SVC_PORT", "8090")
-	fs.StringVar(&c.httpAddr, "http", ":"+port, "HTTP listen address (overrides SVC_PORT)")
+	fs.StringVar(&c.httpAddr, "http", ":"+port, "`ADDR` to serve HTTP on, [host]:port (overrides SVC_PORT)")
 	fs.StringVar(&c.dataDir, "dir", envOr("SVC_DATA_DIR", "./svc_data"), "data directory (SVC_DATA_DIR)")
-	fs.StringVar(&c.nodeID, "node-id", os.Getenv("SVC_NODE_ID"), "stable node id (SVC_NODE_ID; generated once if empty)")
-	fs.StringVar(&c.raftAddr, "raft-addr", os.Getenv("SVC_RAFT_ADDR"), "Raft TCP address (SVC_RAFT_ADDR; empty = single-node)")
+	fs.StringVar(&c.nodeID, "node-id", os.Getenv("SVC_NODE_ID"), "stable node `ID` (SVC_NODE_ID; generated once if empty)")
+	fs.StringVar(&c.raftAddr, "raft-addr", os.Getenv("SVC_RAFT_ADDR"), "Raft TCP address, `HOST:PORT` (SVC_RAFT_ADDR; none: single-node)")
 	fs.BoolVar(&c.bootstrap, "bootstrap", os.Getenv("SVC_BOOTSTRAP") == "1", "form a new cluster with this node as its only voter")
-	fs.StringVar(&c.join, "join", os.Getenv("SVC_JOIN"), "comma list of member URLs to join (SVC_JOIN)")
-	fs.StringVar(&c.gossip, "gossip-addr", os.Getenv("SVC_GOSSIP_ADDR"), "gossip address (SVC_GOSSIP_ADDR)")
-	fs.StringVar(&c.region, "region", os.Getenv("SVC_REGION"), "region label (SVC_REGION)")
-	fs.StringVar(&c.tls.Cert, "tls-cert", os.Getenv("SVC_TLS_CERT"), "certificate for mutual TLS between nodes (SVC_TLS_CERT)")
-	fs.StringVar(&c.tls.Key, "tls-key", os.Getenv("SVC_TLS_KEY"), "its private key (SVC_TLS_KEY)")
-	fs.StringVar(&c.tls.CA, "tls-ca", os.Getenv("SVC_TLS_CA"), "CA that signs every node's certificate (SVC_TLS_CA)")
+	fs.StringVar(&c.join, "join", os.Getenv("SVC_JOIN"), "members to join: a comma list of their HTTP `URL,...` (SVC_JOIN)")
+	fs.StringVar(&c.gossip, "gossip-addr", os.Getenv("SVC_GOSSIP_ADDR"), "gossip address, `HOST:PORT` (SVC_GOSSIP_ADDR)")
+	fs.StringVar(&c.region, "region", os.Getenv("SVC_REGION"), "region label, `NAME` (SVC_REGION)")
+	fs.StringVar(&c.tls.Cert, "tls-cert", os.Getenv("SVC_TLS_CERT"), "certificate `FILE` for mutual TLS between nodes (SVC_TLS_CERT)")
+	fs.StringVar(&c.tls.Key, "tls-key", os.Getenv("SVC_TLS_KEY"), "its private key `FILE` (SVC_TLS_KEY)")
+	fs.StringVar(&c.tls.CA, "tls-ca", os.Getenv("SVC_TLS_CA"), "`FILE` of the CA that signs every node's certificate (SVC_TLS_CA)")
 	fs.BoolVar(&c.reusePort, "reuse-port", false, "share the HTTP port with other processes (SO_REUSEPORT; used by svcd cluster)")
 	fs.BoolVar(&c.nonVoter, "non-voter", os.Getenv("SVC_NON_VOTER") == "1", "join as a non-voting read replica")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&c.logFormat, "log-format", os.Getenv("SVC_LOG_FORMAT"), logFlagUsage)
+	fs.BoolVar(&c.noBanner, "no-banner", false, "print no start banner (svcd cluster prints one for all its nodes)")
+	return fs
+}
+
+func parseServeFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := serveFlagSet(c)
+	if err := parseArgs(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+		return nil, usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkLogFormat(c.logFormat); err != nil {
+		return nil, &usageError{msg: "--log-format: " + err.Error()}
 	}
 	c.clusterKey = os.Getenv("SVC_CLUSTER_KEY")
 	switch {
@@ -92,14 +116,15 @@ func parseServeFlags(args []string) (*config, error) {
 	case c.join != "" && c.bootstrap:
 		return nil, errors.New("serve: --bootstrap forms a new cluster; --join joins one: give one of them")
 	}
-	if err := c.logLevel.UnmarshalText([]byte(envOr("SVC_LOG_LEVEL", "info"))); err != nil {
-		return nil, fmt.Errorf("SVC_LOG_LEVEL: %w", err)
+	lo, err := logEnv(slog.LevelInfo)
+	if err != nil {
+		return nil, err
 	}
+	c.logLevel = lo.level
 	c.jwtSecret = os.Getenv("SVC_JWT_SECRET")
 	c.encKey, c.encKeyOld = encryptionKeys()
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
 	c.rateLimit, c.proxies = os.Getenv("SVC_RATE_ENABLED") != "0", os.Getenv("SVC_TRUSTED_PROXIES")
-	var err error
 	if c.snapshotThreshold, err = envUint("SVC_RAFT_SNAPSHOT_THRESHOLD"); err != nil {
 		return nil, err
 	}

@@ -34,8 +34,8 @@ Options:
 func dbFiles() []string { return []string{"data.db", "data.db-wal", "data.db-shm"} }
 
 func runRepairRebuildDB(args []string) error {
-	dataDir, done, err := repairFlags("rebuild-db", rebuildHelp, args, nil)
-	if done || err != nil {
+	dataDir, err := repairFlags("rebuild-db", args, nil)
+	if err != nil {
 		return err
 	}
 	if err := checkStopped(dataDir); err != nil {

@@ -53,12 +53,12 @@ Options:
 func runRepairReseed(args []string) error {
 	var join, nodeID string
 	var force bool
-	dataDir, done, err := repairFlags("reseed", reseedHelp, args, func(fs *flag.FlagSet) {
+	dataDir, err := repairFlags("reseed", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&join, "join", "", "member URLs to rejoin through")
 		fs.StringVar(&nodeID, "node-id", os.Getenv("SVC_NODE_ID"), "this node's id")
 		fs.BoolVar(&force, "force", false, "reseed without a readable membership")
 	})
-	if done || err != nil {
+	if err != nil {
 		return err
 	}
 	if err := checkStopped(dataDir); err != nil {

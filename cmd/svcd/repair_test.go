@@ -52,19 +52,24 @@ func TestMoveAside(t *testing.T) {
 	}
 }
 
-// TestRepairHelp: every repair command answers --help, and refuses a
-// directory that is not a data directory.
+// TestRepairHelp: every repair command answers --help (status 0, its
+// help on stdout), refuses a directory that is not a data directory
+// (status 1), and an unknown repair command is a usage error (status 2).
 func TestRepairHelp(t *testing.T) {
 	for _, cmd := range []string{"verify", "rebuild-db", "reseed"} {
-		if err := runRepair([]string{cmd, "--help"}); err != nil {
-			t.Errorf("%s --help: %v", cmd, err)
+		var out, errOut strings.Builder
+		if code := run([]string{"repair", cmd, "--help"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "usage: svcd repair "+cmd) {
+			t.Errorf("repair %s --help: status %d, stdout %q, stderr %q", cmd, code, out.String(), errOut.String())
 		}
-		err := runRepair([]string{cmd, "--dir", filepath.Join(t.TempDir(), "none")})
-		if err == nil || !strings.Contains(err.Error(), "not a data directory") {
-			t.Errorf("%s on a missing directory: %v", cmd, err)
+		out.Reset()
+		errOut.Reset()
+		code := run([]string{"repair", cmd, "--dir", filepath.Join(t.TempDir(), "none")}, &out, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), "not a data directory") {
+			t.Errorf("%s on a missing directory: status %d, stderr %q", cmd, code, errOut.String())
 		}
 	}
-	if err := runRepair([]string{"bogus"}); err == nil {
-		t.Error("an unknown repair command succeeded")
+	var out, errOut strings.Builder
+	if code := run([]string{"repair", "bogus"}, &out, &errOut); code != 2 {
+		t.Errorf("an unknown repair command: status %d, stderr %q", code, errOut.String())
 	}
 }

@@ -34,8 +34,8 @@ Options:
 `
 
 func runRepairVerify(args []string) error {
-	dataDir, done, err := repairFlags("verify", verifyHelp, args, nil)
-	if done || err != nil {
+	dataDir, err := repairFlags("verify", args, nil)
+	if err != nil {
 		return err
 	}
 	if err := checkStopped(dataDir); err != nil {

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -14,21 +11,17 @@ import (
 	"svcd/engine"
 )
 
-// rotateUsage explains the command; it re-encrypts every secret setting
-// and encrypted field value under the current SVC_ENCRYPTION_KEY, in one
-// replicated command, after every node was restarted with the new key in
-// SVC_ENCRYPTION_KEY and the previous one in SVC_ENCRYPTION_KEY_OLD; it
-// asks the running node through its admin socket, or starts this one
-// briefly, and is safe to re-run (docs/configuration.md).
-const rotateUsage = "usage: svcd rotate-key [--dir DIR] (after restarting every node with the new SVC_ENCRYPTION_KEY and the old one in SVC_ENCRYPTION_KEY_OLD)"
-
+// runRotateKey is svcd rotate-key (its help: cli_commands.go).
 func runRotateKey(args []string) error {
-	fs := flag.NewFlagSet("rotate-key", flag.ContinueOnError)
-	dir := fs.String("dir", envOr("SVC_DATA_DIR", "./svc_data"), "data directory (SVC_DATA_DIR)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return errors.New(rotateUsage)
+	var dir string
+	fs := dirFlagSet("rotate-key", &dir)
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
-	dataDir, err := filepath.Abs(*dir)
+	if fs.NArg() != 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	dataDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
@@ -44,7 +37,7 @@ func runRotateKey(args []string) error {
 		return nil
 	}
 	key, old := encryptionKeys()
-	st, err := stack.Open(stack.Config{DataDir: dataDir, EncryptionKey: key, EncryptionKeyOld: old}, newLogger(slog.LevelWarn))
+	st, err := stack.Open(stack.Config{DataDir: dataDir, EncryptionKey: key, EncryptionKeyOld: old}, quietLog())
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -23,16 +22,19 @@ const drainTimeout = 10 * time.Second
 // headers (slowloris).
 const readHeaderTimeout = 10 * time.Second
 
-func newLogger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-}
-
 func runServe(args []string) error {
 	cfg, err := parseServeFlags(args)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.logLevel)
+	// Every line names the node that wrote it (svcd cluster runs several
+	// on one output).
+	id, err := serveNodeID(cfg)
+	if err != nil {
+		return err
+	}
+	log := newLogger(os.Stderr, logOptions{format: cfg.logFormat, level: cfg.logLevel}).With("node", id)
+	useAsDefault(log)
 	startPprof(log)
 	reseeded, err := resumeReseed(cfg, log) // reseed_start.go
 	if err != nil {
@@ -79,14 +81,17 @@ func runServe(args []string) error {
 	// No ReadTimeout or WriteTimeout: they would cut large uploads and the
 	// realtime streams. Headers must arrive within ReadHeaderTimeout; a
 	// body must keep a minimum rate (api/body_rate.go).
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 2 * time.Minute}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	readyErr := st.WaitReady(ctx)
 	cancel()
-	printBanner(cfg, st, ln.Addr().String(), readyErr)
+	if !cfg.noBanner {
+		serveBanner(cfg, st, ln.Addr().String(), readyErr).print(os.Stderr, log, logOptions{format: cfg.logFormat}.resolve(os.Stderr).format)
+	}
 
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
@@ -111,26 +116,14 @@ func runServe(args []string) error {
 	return nil
 }
 
-func printBanner(cfg *config, st *stack.Stack, addr string, readyErr error) {
-	host := addr
-	if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
-		host = "127.0.0.1:" + host[strings.LastIndexByte(host, ':')+1:]
+// serveNodeID is the id the node runs as: --node-id, else the one kept
+// in the data directory (created there on a first start).
+func serveNodeID(cfg *config) (string, error) {
+	if cfg.nodeID != "" {
+		return cfg.nodeID, nil
 	}
-	fmt.Fprintf(os.Stderr, "\nsvcd %s serving at http://%s\n", version, host)
-	fmt.Fprintf(os.Stderr, "  REST API:   http://%s/api/v1\n", host)
-	fmt.Fprintf(os.Stderr, "  data:       %s\n", cfg.dataDir)
-	fmt.Fprintf(os.Stderr, "  node:       %s (raft %s)\n", st.Node.NodeID(), st.Node.State())
-	if readyErr != nil {
-		fmt.Fprintf(os.Stderr, "  WARNING: not ready yet: %v\n", readyErr)
+	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+		return "", err
 	}
-	if !st.Auth.Admins().HasAdmin() {
-		fmt.Fprintf(os.Stderr, "\nNo admin exists yet. Create the first one with either:\n")
-		fmt.Fprintf(os.Stderr, "  svcd admin create you@example.com 'a-long-password'\n")
-		fmt.Fprintf(os.Stderr, "  curl -X POST http://%s/api/v1/admin/setup -H 'Content-Type: application/json' \\\n", host)
-		fmt.Fprintf(os.Stderr, "       -d '{\"email\":\"you@example.com\",\"password\":\"a-long-password\"}'\n")
-		if cfg.setupKey != "" {
-			fmt.Fprintf(os.Stderr, "  (SVC_SETUP_KEY is set: add -H 'X-Setup-Key: <the key>' to the request)\n")
-		}
-	}
-	fmt.Fprintln(os.Stderr)
+	return stack.NodeID(cfg.dataDir, "")
 }

@@ -45,10 +45,10 @@ func logRaftEvents(env *Env) {
 					continue
 				}
 				var rec struct {
-					At string `json:"@timestamp"`
+					At time.Time `json:"time"`
 				}
 				json.Unmarshal(line, &rec)
-				at, _ := time.Parse("2006-01-02T15:04:05.000000Z07:00", rec.At)
+				at := rec.At
 				evs = append(evs, raftEvent{at: at, node: nd.Name, msg: m})
 			}
 		}

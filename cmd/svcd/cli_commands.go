@@ -1,0 +1,116 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+)
+
+// commands are svcd's commands, in the order `svcd help` lists them.
+func commands() []*command {
+	return []*command{
+		{
+			name: "serve", args: "[flags]",
+			summary: "run a node (single-node mode by default)",
+			about: `Runs a node. With no cluster flags it is a single node: a one-voter Raft
+cluster that bootstraps itself, its data in --dir, HTTP on --http. With
+--raft-addr it is a cluster member: --bootstrap forms a new cluster,
+--join joins one; SVC_CLUSTER_KEY, the same on every member, is required.
+A restarted member rejoins by itself from its data directory.
+
+SIGTERM or SIGINT drains it: in-flight requests get 10 s, a leader hands
+its leadership over, then Raft and SQLite close cleanly. Logs go to stderr
+(--log-format); the level is SVC_LOG_LEVEL. docs/configuration.md lists
+every variable, docs/cluster.md the cluster flags.`,
+			examples: `svcd serve
+svcd serve --http 127.0.0.1:9000 --dir /tmp/svc
+SVC_CLUSTER_KEY=k svcd serve --node-id n1 --raft-addr 10.0.0.1:8300 --bootstrap
+SVC_CLUSTER_KEY=k svcd serve --node-id n2 --raft-addr 10.0.0.2:8300 --join http://10.0.0.1:8090`,
+			flags: func() *flag.FlagSet { return serveFlagSet(&config{}) },
+			run:   runServe,
+		},
+		{
+			name: "cluster", args: "[--nodes N] [flags]",
+			summary: "N local nodes, one Raft cluster, one shared HTTP port",
+			about: `Runs N nodes on this machine as child processes of this one: one Raft
+cluster, all serving the same HTTP port (SO_REUSEPORT). Node i is named
+node<i>, keeps its data in DIR/node<i> and speaks Raft on 127.0.0.1 at
+raft-port+i-1; the cluster key is generated into DIR/cluster.key. A node
+that exits is started again; SIGTERM or SIGINT drains every node. Every
+log line names the node that wrote it.`,
+			examples: `svcd cluster --nodes 3
+svcd cluster --nodes 3 --http 127.0.0.1:9000 --dir /tmp/three --raft-port 19400
+svcd admin create --dir ./svc_data/node1 you@example.com 'a-long-password'`,
+			flags: func() *flag.FlagSet { return clusterFlagSet(&clusterOptions{}) },
+			run:   runCluster,
+		},
+		{
+			name: "admin create", args: "EMAIL PASSWORD [--dir DIR]",
+			summary: "create an owner admin",
+			about: `Creates an owner admin. When a node runs on DIR it asks that node, through
+the admin socket in DIR (so only the account that owns the data can); else
+it starts the node briefly and writes through its Raft log. The password
+must satisfy the password policy (docs/auth.md). A password that begins
+with "-" goes after "--".`,
+			examples: `svcd admin create you@example.com 'a-long-password'
+svcd admin create you@example.com 'a-long-password' --dir /var/lib/svcd
+svcd admin create --dir /var/lib/svcd -- you@example.com '-starts-with-a-dash'`,
+			flags: func() *flag.FlagSet { var d string; return dirFlagSet("admin create", &d) },
+			run:   runAdminCreate,
+		},
+		{
+			name: "rotate-key", args: "[--dir DIR]",
+			summary: "re-encrypt secrets under the current SVC_ENCRYPTION_KEY",
+			about: `Re-encrypts every secret setting and encrypted field value under the
+current SVC_ENCRYPTION_KEY, in one replicated command. Run it after every
+node was restarted with the new key in SVC_ENCRYPTION_KEY and the previous
+one in SVC_ENCRYPTION_KEY_OLD. It asks the node running on DIR through its
+admin socket, or starts this one briefly. Safe to run again
+(docs/configuration.md, "Encryption at rest").`,
+			examples: `SVC_ENCRYPTION_KEY=$NEW SVC_ENCRYPTION_KEY_OLD=$OLD svcd rotate-key
+svcd rotate-key --dir /var/lib/svcd`,
+			flags: func() *flag.FlagSet { var d string; return dirFlagSet("rotate-key", &d) },
+			run:   runRotateKey,
+		},
+		{
+			name: "repair verify", summary: "check a stopped node's Raft log, snapshot and database",
+			text: verifyHelp, run: runRepairVerify,
+			examples: `svcd repair verify
+svcd repair verify --dir /var/lib/svcd`,
+		},
+		{
+			name: "repair rebuild-db", summary: "rebuild a damaged database from the node's Raft state",
+			text: rebuildHelp, run: runRepairRebuildDB,
+			examples: `svcd repair rebuild-db --dir /var/lib/svcd && svcd serve --dir /var/lib/svcd`,
+		},
+		{
+			name: "repair reseed", summary: "give a damaged cluster member a fresh copy of the state",
+			text: reseedHelp, run: runRepairReseed,
+			examples: `svcd repair reseed --dir /var/lib/svcd
+svcd repair reseed --dir /var/lib/svcd --join http://10.0.0.2:8090,http://10.0.0.3:8090`,
+		},
+		{
+			name: "version", args: "",
+			summary: "print the version, and the revision and time it was built from",
+			about: `Prints the version (set at build time with -ldflags "-X main.version=V",
+else the module's), the VCS revision and commit time the binary was built
+from, whether the work tree had changes, and the Go version.`,
+			examples: `svcd version
+go build -tags sqlite_fts5 -ldflags "-X main.version=v1.2.0" -o bin/svcd ./cmd/svcd && bin/svcd version`,
+			run: func(args []string) error { return runVersion(args, os.Stdout) },
+		},
+	}
+}
+
+// runVersion is svcd version.
+func runVersion(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	readBuildInfo().print(w)
+	return nil
+}
