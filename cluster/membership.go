@@ -130,6 +130,7 @@ func (n *Node) transferHere(id string) error {
 		if n.otherVoters() == 0 {
 			return ErrNoOtherVoter
 		}
+		n.libs.HandOver() // raft's "peer has newer term" is then expected
 		return transfer(n.raft.LeadershipTransfer())
 	}
 	servers, err := n.Servers()
@@ -141,6 +142,7 @@ func (n *Node) transferHere(id string) error {
 			if !s.Voter {
 				return ErrNoSuchMember
 			}
+			n.libs.HandOver()
 			return transfer(n.raft.LeadershipTransferToServer(raft.ServerID(id), raft.ServerAddress(s.Addr)))
 		}
 	}
