@@ -46,8 +46,10 @@ type csvImporter struct {
 	name    string
 	header  []string
 	pending []csvPending
-	res     *ImportResult
-	index   uint64
+	// pendingBytes is the size of the pending rows' cells.
+	pendingBytes int
+	res          *ImportResult
+	index        uint64
 	// rd is the body's reader (its offset is the bytes done), prog the
 	// import's progress: rows done are the rows decided (created or
 	// failed).
@@ -126,10 +128,13 @@ func (im *csvImporter) run(ctx context.Context) (*ImportResult, uint64, error) {
 			stop = true
 		}
 		im.pending = append(im.pending, pr)
+		for _, c := range cells {
+			im.pendingBytes += len(c)
+		}
 		if stop {
 			break
 		}
-		if len(im.pending) == csvChunkRows {
+		if len(im.pending) == csvChunkRows || im.pendingBytes >= csvChunkBytes {
 			if err := im.flush(ctx); err != nil {
 				return nil, im.index, err
 			}
@@ -253,7 +258,7 @@ func (im *csvImporter) flush(ctx context.Context) error {
 		}
 		im.prog.Add(int64(len(im.pending)))
 		im.prog.SetBytes(read)
-		im.pending = im.pending[:0]
+		im.pending, im.pendingBytes = im.pending[:0], 0
 		return nil
 	}
 }
