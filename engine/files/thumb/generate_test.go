@@ -7,7 +7,10 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"strings"
 	"testing"
+
+	gwebp "github.com/gen2brain/webp"
 )
 
 // TestGenerateFormatsAndFits: for every format and fit mode, the output
@@ -142,34 +145,63 @@ func TestGenerateJPEGOrientation(t *testing.T) {
 }
 
 // TestGenerateRefusals: what is served as it is, each an
-// ErrNotThumbnailable.
+// ErrNotThumbnailable that says why.
 func TestGenerateRefusals(t *testing.T) {
 	png1 := encodeAs(t, PNG, photo(20, 20))
-	animWebP := webpBomb(100, 100)
-	animWebP[20] |= 0x02 // the VP8X animation flag
 	seq := encodeAs(t, AVIF, photo(16, 16))
 	copy(seq[8:12], "avis")
 	cases := []struct {
 		name string
 		raw  []byte
 		mime string
+		why  string
 	}{
-		{"svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), "image/svg+xml"},
-		{"pdf", []byte("%PDF-1.4"), "application/pdf"},
-		{"png named jpeg", png1, "image/jpeg"},
-		{"text named png", []byte("hello, world, not a picture at all"), "image/png"},
-		{"empty", nil, "image/png"},
-		{"truncated png", png1[:60], "image/png"},
-		{"animated webp", animWebP, "image/webp"},
-		{"avif sequence", seq, "image/avif"},
-		{"apng", apng(t), "image/png"},
+		{"svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), "image/svg+xml", "not a format"},
+		{"pdf", []byte("%PDF-1.4"), "application/pdf", "not a format"},
+		{"png named jpeg", png1, "image/jpeg", "content is PNG, not JPEG"},
+		{"text named png", []byte("hello, world, not a picture at all"), "image/png", "content is unknown"},
+		{"empty", nil, "image/png", "content is unknown"},
+		{"truncated png", png1[:60], "image/png", "PNG: "},
+		{"animated webp", animatedWebP(t), "image/webp", "animated WebP"},
+		{"avif sequence", seq, "image/avif", "AVIF image sequence"},
+		{"apng", apng(t), "image/png", "animated PNG"},
 	}
 	for _, c := range cases {
 		_, _, err := generate(t, c.raw, c.mime, Spec{Width: 10, Height: 10})
-		if !errors.Is(err, ErrNotThumbnailable) {
-			t.Errorf("%s: err = %v, want ErrNotThumbnailable", c.name, err)
+		if !errors.Is(err, ErrNotThumbnailable) || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: err = %v, want ErrNotThumbnailable saying %q", c.name, err, c.why)
 		}
 	}
+}
+
+// animatedWebP is a two-frame animated WebP (VP8X, ANIM, two ANMF
+// frames of a 16x16 lossless image); the reference decoder agrees.
+func animatedWebP(t *testing.T) []byte {
+	t.Helper()
+	still := losslessWebP(t, photo(16, 16))
+	frame := still[12:] // the VP8L chunk, padded
+	chunk := func(fourcc string, data []byte) []byte {
+		b := append([]byte(fourcc), binary.LittleEndian.AppendUint32(nil, uint32(len(data)))...)
+		b = append(b, data...)
+		if len(data)%2 == 1 {
+			b = append(b, 0)
+		}
+		return b
+	}
+	u24 := func(v int) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16)} }
+	body := []byte("WEBP")
+	body = append(body, chunk("VP8X", append(append([]byte{0x02 | 0x10, 0, 0, 0}, u24(15)...), u24(15)...))...)
+	body = append(body, chunk("ANIM", []byte{0, 0, 0, 0, 0, 0})...)
+	for i := 0; i < 2; i++ {
+		anmf := append(append(append(append(u24(0), u24(0)...), u24(15)...), u24(15)...), u24(100)...)
+		anmf = append(anmf, 0)
+		body = append(body, chunk("ANMF", append(anmf, frame...))...)
+	}
+	raw := append(append([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body)))...), body...)
+	if all, err := gwebp.DecodeAll(bytes.NewReader(raw)); err != nil || len(all.Image) != 2 {
+		t.Fatalf("test animation does not decode as two frames: %v", err)
+	}
+	return raw
 }
 
 // TestGenerateOver40Megapixels: a real 8000x5001 image (40.008 MP) is

@@ -135,13 +135,16 @@ func pngBomb(w, h uint32) []byte {
 	return append(b, pngChunk("IEND", nil)...)
 }
 
-// jpegBomb is SOI and a baseline SOF0 claiming w × h, then nothing.
+// jpegBomb is a JFIF JPEG whose baseline frame header (SOF0) claims
+// w × h, followed by a scan header and a few bytes of data.
 func jpegBomb(w, h uint16) []byte {
-	b := []byte{0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 8}
+	b := []byte{0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0}
+	b = append(b, 0xff, 0xc0, 0x00, 0x11, 8)
 	b = binary.BigEndian.AppendUint16(b, h)
 	b = binary.BigEndian.AppendUint16(b, w)
 	b = append(b, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1)
-	return append(b, 0xff, 0xd9)
+	b = append(b, 0xff, 0xda, 0x00, 0x0c, 3, 1, 0, 2, 0x11, 3, 0x11, 0, 0x3f, 0)
+	return append(b, 0x12, 0x34, 0x56, 0xff, 0xd9)
 }
 
 // gifBomb is a GIF whose logical screen is w × h, with one 1x1 frame.
