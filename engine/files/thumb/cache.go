@@ -39,6 +39,7 @@ type Cache struct {
 	dir   string
 	tmp   string
 	slots chan struct{}
+	heavy chan struct{} // one AVIF at a time (see NewCache)
 	group singleflight.Group
 	made  atomic.Uint64
 
@@ -75,8 +76,11 @@ func (t *Thumbnail) MIME() string { return t.Format.MIME() }
 var ErrSourceDeleted = fmt.Errorf("thumb: source deleted while its thumbnail was generated: %w", fs.ErrNotExist)
 
 // NewCache keeps thumbnails under dir (created if missing), generating at
-// most concurrency of them at once (DefaultConcurrency when < 1). Files
-// an interrupted process left half-written are removed.
+// most concurrency of them at once (DefaultConcurrency when < 1), and of
+// those at most one from an AVIF source: its WebAssembly decoder needs
+// about 70 bytes a pixel at its peak (0.8 GB for a 12-megapixel photo,
+// about 2.7 GB at the 40-megapixel limit). Files an interrupted process
+// left half-written are removed.
 func NewCache(dir string, concurrency int) (*Cache, error) {
 	if concurrency < 1 {
 		concurrency = DefaultConcurrency
@@ -85,6 +89,7 @@ func NewCache(dir string, concurrency int) (*Cache, error) {
 		dir:    dir,
 		tmp:    filepath.Join(dir, ".tmp"),
 		slots:  make(chan struct{}, concurrency),
+		heavy:  make(chan struct{}, 1),
 		active: map[string]*sourceState{},
 	}
 	if err := os.MkdirAll(c.tmp, 0o755); err != nil {
@@ -184,6 +189,10 @@ func (c *Cache) openCached(path string) (*Thumbnail, error) {
 // generate makes the variant at path from the source, once a generation
 // slot is free, and publishes it (or the refusal) under its name.
 func (c *Cache) generate(ctx context.Context, dir, path, mime string, s Spec, open Source) error {
+	if FormatOf(mime) == AVIF {
+		c.heavy <- struct{}{}
+		defer func() { <-c.heavy }()
+	}
 	c.slots <- struct{}{}
 	defer func() { <-c.slots }()
 	// A flight that ended between the caller's miss and this one's start

@@ -359,3 +359,52 @@ func countFiles(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestCacheOneAVIFAtATime: AVIF generations (the memory-hungry decoder)
+// run one at a time even when other slots are free; other formats run
+// beside one.
+func TestCacheOneAVIFAtATime(t *testing.T) {
+	c, _ := newCache(t) // two slots
+	raw := encodeAs(t, AVIF, photo(64, 48))
+	gate := make(chan struct{})
+	var opened atomic.Int32
+	openAVIF := func(context.Context) (io.ReadCloser, error) {
+		opened.Add(1)
+		return io.NopCloser(&gated{r: bytes.NewReader(raw), gate: gate}), nil
+	}
+	var wg sync.WaitGroup
+	for _, name := range []string{"a.avif", "b.avif"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			th, err := c.Open(context.Background(), name, "image/avif", Spec{Width: 16, Height: 16}, openAVIF)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			th.File.Close()
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for opened.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A PNG goes through the free slot meanwhile.
+	png := &source{data: encodeAs(t, PNG, photo(64, 48))}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	th, err := c.Open(ctx, "c.png", "image/png", Spec{Width: 16, Height: 16}, png.Open)
+	if err != nil {
+		t.Errorf("PNG beside an AVIF: %v", err)
+	} else {
+		th.File.Close()
+	}
+	if got := opened.Load(); got != 1 {
+		t.Errorf("%d AVIF sources open at once, want 1", got)
+	}
+	close(gate)
+	wg.Wait()
+	if got := opened.Load(); got != 2 {
+		t.Errorf("%d AVIF sources opened in all, want 2", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"strings"
 	"testing"
@@ -131,6 +132,30 @@ func TestGenerateWebPLosslessStaysLossless(t *testing.T) {
 	}
 }
 
+// TestGenerateWebPColours: a lossy WebP's colours survive decoding and
+// the thumbnail (VP8's limited range read as such, not as JPEG's full
+// range: black stays black, white stays white).
+func TestGenerateWebPColours(t *testing.T) {
+	for _, c := range []color.NRGBA{{0, 0, 0, 255}, {255, 255, 255, 255}, {128, 128, 128, 255}, {200, 30, 30, 255}, {20, 90, 220, 255}} {
+		src := image.NewNRGBA(image.Rect(0, 0, 64, 64))
+		draw.Draw(src, src.Bounds(), image.NewUniform(c), image.Point{}, draw.Src)
+		raw := encodeAs(t, WebP, src)
+		out, _, err := generate(t, raw, "image/webp", Spec{Width: 16, Height: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := color.NRGBAModel.Convert(decodeOutput(t, out).img.At(8, 8)).(color.NRGBA)
+		if !near(got, c, 4) {
+			t.Errorf("WebP of %v: thumbnail shows %v", c, got)
+		}
+	}
+}
+
+func near(a, b color.NRGBA, tol int) bool {
+	d := func(x, y uint8) bool { return int(x)-int(y) <= tol && int(y)-int(x) <= tol }
+	return d(a.R, b.R) && d(a.G, b.G) && d(a.B, b.B) && d(a.A, b.A)
+}
+
 // TestGenerateJPEGOrientation: a JPEG whose EXIF says "rotate 90°" (a
 // phone held upright) gives an upright thumbnail.
 func TestGenerateJPEGOrientation(t *testing.T) {
@@ -254,7 +279,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 }
 
 // losslessWebP encodes img as a lossless (VP8L) WebP.
-func losslessWebP(t *testing.T, img image.Image) []byte {
+func losslessWebP(t testing.TB, img image.Image) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := encodeWebPLossless(&b, img); err != nil {

@@ -95,6 +95,7 @@ func decodeOutput(t testing.TB, b []byte) decoded {
 		}
 	case WebP:
 		d.img, err = xwebp.Decode(bytes.NewReader(b))
+		d.img = webpRGB(d.img) // as a browser shows it (see webpRGB)
 	case AVIF:
 		d.img, err = avif.Decode(bytes.NewReader(b))
 	default:

@@ -31,10 +31,13 @@ func generateStill(w io.Writer, br *bufio.Reader, f Format, s Spec) (Format, err
 	if err != nil {
 		return Unknown, err
 	}
-	out := fitInto(img, s)
 	// A lossless WebP (VP8L, which decodes to NRGBA) stays lossless:
 	// graphics and screenshots keep their sharp edges.
 	_, lossless := img.(*image.NRGBA)
+	if f == WebP {
+		img = webpRGB(img)
+	}
+	out := fitInto(img, s)
 	if err := encode(w, out, f, f == WebP && lossless); err != nil {
 		return Unknown, err
 	}
