@@ -69,6 +69,8 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine/search
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine/search
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) ./engine/files/thumb
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(FUZZTIME) ./engine/files/thumb
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzOpenDamagedLog$$' -fuzztime $(FUZZTIME) ./cluster
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzLogEntryValue$$' -fuzztime $(FUZZTIME) ./cluster
 
