@@ -4,6 +4,7 @@ import (
 	"svcd/engine"
 	"svcd/engine/auth"
 	"svcd/engine/csv"
+	"svcd/engine/files"
 	"svcd/engine/history"
 	"svcd/engine/search"
 	"svcd/engine/token"
@@ -24,13 +25,20 @@ type Domain struct {
 	History *history.History
 	// CSV exports and imports the records of base collections.
 	CSV *csv.CSV
+	// Files stores, serves and deletes the files of file fields.
+	Files *files.Files
 }
 
 // DomainOptions configure the core and its modules.
 type DomainOptions struct {
 	engine.Options
-	// Signer signs and verifies session tokens (engine/auth).
+	// Signer signs and verifies session tokens (engine/auth) and file
+	// tokens (engine/files).
 	Signer *token.Signer
+	// Blobs are the stores of uploaded files' bytes (engine/files).
+	Blobs files.Stores
+	// Thumbnails makes thumbnails (nil: originals are served).
+	Thumbnails files.Thumbnailer
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -50,6 +58,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Search = search.New(eng)
 	d.History = history.New(eng)
 	d.CSV = csv.New(eng)
+	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
