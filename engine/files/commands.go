@@ -108,6 +108,15 @@ func (m *Files) applyChange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			return nil, errSecondFile(f.Name)
 		}
 		values[f.Name] = storedValue(f.Multiple, names)
+		// The files that leave are tombstoned at the command's time (the
+		// record's updated time may run ahead of it).
+		for _, n := range current {
+			if !contains(names, n) {
+				if err := tombstone(tx, c.Now, `name = ?`, n); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	prev := engine.AsInt64(old[2])
 	updated := max(c.Now, prev+1)
