@@ -1,10 +1,10 @@
 package api_test
 
 import (
-	"slices"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
