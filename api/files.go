@@ -121,13 +121,21 @@ func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	defer d.Blob.Close()
+	if d.Blob != nil {
+		defer d.Blob.Close()
+	}
 	if d.Audit {
 		if err := s.auditDownload(r, d); err != nil {
 			s.log.Warn("files: audit a download", "file", name, "err", err)
 			s.writeError(w, r, errAuditFailed)
 			return
 		}
+	}
+	if d.RedirectURL != "" {
+		// SPEC.md Files rule 5: after the access checks and the audit row.
+		w.Header().Set("Cache-Control", "private, no-store")
+		http.Redirect(w, r, d.RedirectURL, http.StatusFound)
+		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", d.MIME)

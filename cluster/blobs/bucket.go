@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"time"
 
 	"gocloud.dev/blob"
@@ -15,8 +16,28 @@ import (
 // Bucket is a blob store over a gocloud.dev/blob bucket: it satisfies
 // engine/files.BlobStore.
 type Bucket struct {
-	b      *blob.Bucket
-	shared bool
+	b         *blob.Bucket
+	shared    bool
+	publicURL string
+}
+
+// errNoURL answers DownloadURL on a store clients cannot reach.
+var errNoURL = errors.New("blobs: this store has no URL for clients")
+
+// DownloadURL is where a client fetches key directly: under the public
+// URL when one is set, else a presigned URL valid for ttl (S3 only).
+func (s *Bucket) DownloadURL(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	if !s.shared {
+		return "", errNoURL
+	}
+	if s.publicURL != "" {
+		return s.publicURL + "/" + url.PathEscape(key), nil
+	}
+	u, err := s.b.SignedURL(ctx, key, &blob.SignedURLOptions{Expiry: ttl})
+	if err != nil {
+		return "", fmt.Errorf("blobs: sign %s: %w", key, err)
+	}
+	return u, nil
 }
 
 // Put streams r into key. If r fails or ctx ends, the writer's context is

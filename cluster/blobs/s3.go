@@ -15,6 +15,9 @@ import (
 // S3Config is the S3 store's settings (SPEC.md's s3.*).
 type S3Config struct {
 	Endpoint, Bucket, Region, AccessKeyID, SecretAccessKey string
+	// PublicURL is where the bucket's objects are public (a CDN), for
+	// redirected downloads.
+	PublicURL string
 }
 
 // s3ConfigFrom reads the s3.* settings.
@@ -23,6 +26,7 @@ func s3ConfigFrom(setting func(string) string) S3Config {
 	return S3Config{
 		Endpoint: strings.TrimRight(get("s3.endpoint"), "/"), Bucket: get("s3.bucket"), Region: get("s3.region"),
 		AccessKeyID: get("s3.access_key_id"), SecretAccessKey: get("s3.secret_access_key"),
+		PublicURL: strings.TrimRight(get("s3.public_url"), "/"),
 	}
 }
 
@@ -58,5 +62,5 @@ func openS3(ctx context.Context, cfg S3Config) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blobs: s3: %w", err)
 	}
-	return &Bucket{b: b, shared: true}, nil
+	return &Bucket{b: b, shared: true, publicURL: cfg.PublicURL}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 
 	"gocloud.dev/blob/fileblob"
@@ -67,11 +66,6 @@ func (s *Stores) Store(ctx context.Context, driver string) (*Bucket, error) {
 		return s.s3, nil
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownDriver, driver)
-}
-
-// PublicURL is s3.public_url without its trailing slash ("" when unset).
-func (s *Stores) PublicURL() string {
-	return strings.TrimRight(strings.TrimSpace(s.setting("s3.public_url")), "/")
 }
 
 // Close closes the open stores.

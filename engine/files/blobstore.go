@@ -37,6 +37,15 @@ type BlobStore interface {
 	Shared() bool
 }
 
+// URLSigner is a BlobStore whose blobs clients can fetch directly (S3):
+// storage.redirect_downloads answers 302 to DownloadURL (SPEC.md Files
+// rule 5).
+type URLSigner interface {
+	// DownloadURL is the public URL of key (s3.public_url) or a
+	// presigned one valid for ttl.
+	DownloadURL(ctx context.Context, key string, ttl time.Duration) (string, error)
+}
+
 // Blob is an open blob: seekable, so ranges are served without reading
 // what precedes them.
 type Blob interface {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
 	"svcd/engine"
 	"svcd/engine/token"
@@ -53,7 +54,13 @@ type Download struct {
 	// Redirectable is false for fields whose answers must come from this
 	// service (oneTimeToken, bindTokenIp: SPEC.md Files rule 5).
 	Redirectable bool
+	// RedirectURL, when set, is where the client fetches the bytes
+	// (storage.redirect_downloads on S3); Blob is nil then.
+	RedirectURL string
 }
+
+// redirectTTL is how long a presigned download URL stays valid.
+const redirectTTL = 5 * time.Minute
 
 // Download decides whether p (or the subject of req.Token) may fetch the
 // stored file req.Name and opens it: the collection's view rule AND the
@@ -105,7 +112,8 @@ func (m *Files) Download(ctx context.Context, p engine.Principal, req DownloadRe
 		Public: ci.ViewRule != nil && strings.TrimSpace(*ci.ViewRule) == "" && f.FileViewRule == nil &&
 			!f.RequireAuth && !f.Protected && !f.OneTimeToken && !f.BindTokenIP,
 		NoStore:      f.OneTimeToken,
-		Redirectable: !f.OneTimeToken && !f.BindTokenIP,
+		// Thumbnail requests are served here too, original or not.
+		Redirectable: !f.OneTimeToken && !f.BindTokenIP && req.Thumb == "",
 	}
 	store, err := m.stores.Store(ctx, meta.Driver)
 	if err != nil {
@@ -123,6 +131,14 @@ func (m *Files) Download(ctx context.Context, p engine.Principal, req DownloadRe
 			d.Blob, d.MIME, d.Thumbnail, d.Redirectable = b, mimeType, true, false
 			return d, nil
 		}
+	}
+	if signer, ok := store.(URLSigner); ok && d.Redirectable && m.core.SettingBool(settingRedirect) {
+		u, err := signer.DownloadURL(ctx, meta.Name, redirectTTL)
+		if err == nil {
+			d.RedirectURL = u
+			return d, nil
+		}
+		m.log.Warn("files: no redirect URL; serving the bytes", "name", meta.Name, "err", err)
 	}
 	b, err := store.Open(ctx, meta.Name)
 	if errors.Is(err, fs.ErrNotExist) {

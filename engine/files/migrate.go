@@ -41,6 +41,7 @@ const (
 	settingMimeDeny  = "files.mime_deny"
 	settingGrace     = "files.delete_grace_seconds"
 	settingDriver    = "storage.driver" // registered by the core
+	settingRedirect  = "storage.redirect_downloads"
 	settingFileTTL   = "auth.file.window_seconds"
 )
 
