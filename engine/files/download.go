@@ -111,7 +111,7 @@ func (m *Files) Download(ctx context.Context, p engine.Principal, req DownloadRe
 		Created: meta.Created, MIME: meta.MIME, Who: who, Via: via, Audit: f.AuditDownloads,
 		Public: ci.ViewRule != nil && strings.TrimSpace(*ci.ViewRule) == "" && f.FileViewRule == nil &&
 			!f.RequireAuth && !f.Protected && !f.OneTimeToken && !f.BindTokenIP,
-		NoStore:      f.OneTimeToken,
+		NoStore: f.OneTimeToken,
 		// Thumbnail requests are served here too, original or not.
 		Redirectable: !f.OneTimeToken && !f.BindTokenIP && req.Thumb == "",
 	}

@@ -44,20 +44,15 @@ type fileRow struct {
 	Created      int64
 }
 
-// scanner is one row of either side (*sql.Row, *fsm.Row).
+// scanner is one row (*sql.Row).
 type scanner interface{ Scan(dest ...any) error }
 
-// queryRow is either side's QueryRow.
+// queryRow is a reader's QueryRow.
 type queryRow func(q string, args ...any) scanner
 
 // readerRow adapts a replica read.
 func readerRow(r *fsm.Reader) queryRow {
 	return func(q string, args ...any) scanner { return r.QueryRow(q, args...) }
-}
-
-// txRow adapts the apply's transaction.
-func txRow(tx *fsm.Tx) queryRow {
-	return func(q string, args ...any) scanner { return tx.QueryRow(q, args...) }
 }
 
 const fileCols = `name, collection_id, record_id, field_id, original_name, size, mime, sha256, driver, created`

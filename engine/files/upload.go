@@ -18,7 +18,6 @@ import (
 	"github.com/google/uuid"
 
 	"svcd/engine"
-	"svcd/engine/schema"
 )
 
 // Part is one part of a multipart request, in the order the client sent
@@ -224,6 +223,3 @@ func extension(original, mimeType string) string {
 	}
 	return "bin"
 }
-
-// isFileField reports whether f takes uploads.
-func isFileField(f *engine.FieldInfo) bool { return f != nil && f.Type == schema.FieldFile }
