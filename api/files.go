@@ -116,6 +116,7 @@ func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "filename")
 	d, err := s.files.Download(r.Context(), recordCaller(r), files.DownloadRequest{
 		Name: name, Token: q.Get("token"), IP: s.clientIP(r), Thumb: q.Get("thumb"), Fit: q.Get("fit"), AppData: appDataReader,
+		Head: r.Method == http.MethodHead,
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -124,7 +125,7 @@ func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 	if d.Blob != nil {
 		defer d.Blob.Close()
 	}
-	if d.Audit {
+	if d.Audit && r.Method != http.MethodHead {
 		if err := s.auditDownload(r, d); err != nil {
 			s.log.Warn("files: audit a download", "file", name, "err", err)
 			s.writeError(w, r, errAuditFailed)

@@ -154,6 +154,9 @@ func testFileFieldFlags(t *testing.T, s *apitest.Server) {
 
 	t.Run("oneTimeToken", func(t *testing.T) {
 		tok := tokenFor("once", ann)
+		if res, _ := s.Do(t, "HEAD", fileURL(names["once"])+"?token="+tok, nil, nil); res.StatusCode != 200 || res.Header.Get("Content-Length") != "15" {
+			t.Errorf("HEAD with a one-time token: %d %v", res.StatusCode, res.Header)
+		}
 		if st, body := get(fileURL(names["once"])+"?token="+tok, nil); st != 200 || body != "content of once" {
 			t.Fatalf("first use: %d %s", st, body)
 		}

@@ -20,6 +20,9 @@ type DownloadRequest struct {
 	IP    string // the client's address (bindTokenIp)
 	Thumb string // the thumb query parameter
 	Fit   string // the fit query parameter
+	// Head is a HEAD request: it reveals the headers only, so it spends
+	// no one-time token.
+	Head bool
 	// AppData turns a principal into the caller of an app-data read as
 	// the HTTP layer's role table has it (an admin role that does not
 	// reach app data reads as anonymous); nil keeps it.
@@ -101,7 +104,7 @@ func (m *Files) Download(ctx context.Context, p engine.Principal, req DownloadRe
 	if err := m.mayDownload(ctx, who, ci, f, meta.RecordID); err != nil {
 		return nil, err
 	}
-	if tok != nil && f.OneTimeToken {
+	if tok != nil && f.OneTimeToken && !req.Head {
 		if err := m.spend(ctx, tok); err != nil {
 			return nil, err
 		}
