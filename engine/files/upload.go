@@ -210,10 +210,21 @@ func lastRune(s string) (rune, int) {
 
 var extPattern = regexp.MustCompile(`^[a-z0-9]{1,12}$`)
 
+// preferredExt names the usual extension of common types (the system's
+// MIME table lists several, alphabetically: text/plain would be .asc).
+var preferredExt = map[string]string{
+	"text/plain": "txt", "image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp",
+	"image/avif": "avif", "application/pdf": "pdf", "video/mp4": "mp4", "audio/mpeg": "mp3",
+	"application/zip": "zip", "application/json": "json", "text/csv": "csv",
+}
+
 // extension is the stored name's extension: the original's when it is
 // plain, else one of the type's, else "bin".
 func extension(original, mimeType string) string {
 	if e := strings.ToLower(strings.TrimPrefix(path.Ext(original), ".")); extPattern.MatchString(e) {
+		return e
+	}
+	if e, ok := preferredExt[mimeType]; ok {
 		return e
 	}
 	if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
