@@ -101,9 +101,16 @@ func TestFilesCollector(t *testing.T) {
 	if err := os.WriteFile(orphan, []byte("orphan"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	foreign := filepath.Join(s.DataDir, "storage", "not-ours.txt")
+	if err := os.WriteFile(foreign, []byte("someone else's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	collect()
 	if _, err := os.Stat(orphan); err == nil {
 		t.Errorf("an unreferenced blob survived the sweep")
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("the sweep removed a key the module never writes: %v", err)
 	}
 	if !stored(kept) {
 		t.Errorf("the sweep removed a referenced file")

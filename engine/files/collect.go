@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -23,6 +24,12 @@ import (
 
 // drivers are the storage drivers the collector looks at.
 var drivers = []string{"local", "s3"}
+
+// sweepable are the keys the module writes: stored names, and the
+// temporary files a local write abandoned by a crash leaves beside them
+// (fileblob's "<key>.<hex>.tmp"). Nothing else in a store (a bucket
+// shared with other data) is ever swept.
+var sweepable = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[a-z0-9]{1,12}(\.[0-9a-f]+\.tmp)?$`)
 
 // sweepEvery is how often the collector lists whole stores for blobs no
 // row names.
@@ -161,7 +168,7 @@ func (c *Collector) sweep(ctx context.Context, driver string, leader bool, befor
 	}
 	var old []string
 	if err := store.List(ctx, func(key string, modified time.Time) error {
-		if modified.Before(before) {
+		if sweepable.MatchString(key) && modified.Before(before) {
 			old = append(old, key)
 		}
 		return nil
