@@ -66,6 +66,7 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAuthFlowBodies$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBody$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzListQuery$$' -fuzztime $(FUZZTIME) ./api
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzUpload$$' -fuzztime $(FUZZTIME) ./api
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine/search
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine/search

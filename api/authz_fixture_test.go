@@ -20,13 +20,13 @@ func matrixSchema(t *testing.T, s *apitest.Server) {
 		"view_rule", "id = @request.auth.id", "create_rule", "", "auth_options", map[string]any{"anonymous": true}))
 	s.CreateCollection(t, coll("owned", "base", []map[string]any{
 		f("title", "text", "searchable", true), f("secret", "text", "hidden", true, "searchable", true),
-		f("owner", "relation", "collection", "members"), bump,
+		f("owner", "relation", "collection", "members"), f("doc", "file"), bump,
 	}, "view_rule", "owner = @request.auth.id", "history_enabled", true))
-	s.CreateCollection(t, coll("vault", "base", []map[string]any{f("name", "text", "searchable", true), bump}))
+	s.CreateCollection(t, coll("vault", "base", []map[string]any{f("name", "text", "searchable", true), f("vdoc", "file"), bump}))
 	s.CreateCollection(t, coll("pub", "base", []map[string]any{
 		f("title", "text", "searchable", true), f("code", "text", "hidden", true, "searchable", true),
 		f("link", "relation", "collection", "owned"), f("adm", "relation", "collection", "vault"),
-		f("emb", "vector", "dimensions", 3), bump,
+		f("emb", "vector", "dimensions", 3), f("pic", "file"), f("att", "file", "viewRule", ""), bump,
 	}, "view_rule", "", "history_enabled", true))
 	s.CreateCollection(t, coll("pins", "base", []map[string]any{
 		f("name", "text", "searchable", true), f("pin", "text", "hidden", true, "searchable", true),
@@ -35,7 +35,7 @@ func matrixSchema(t *testing.T, s *apitest.Server) {
 	s.CreateCollection(t, coll("notes", "base", []map[string]any{
 		f("text", "text", "searchable", true), f("pub", "relation", "collection", "pub"), f("owned", "relation", "collection", "owned"), bump,
 	}, "view_rule", ""))
-	s.CreateCollection(t, coll("scratch", "base", []map[string]any{f("n", "number")}, "create_rule", ""))
+	s.CreateCollection(t, coll("scratch", "base", []map[string]any{f("n", "number"), f("att", "file")}, "create_rule", ""))
 }
 
 // newMatrix starts a node with the schema, the records and the callers.
@@ -43,7 +43,7 @@ func newMatrix(t *testing.T) *matrix {
 	t.Helper()
 	s := apitest.Start(t, apitest.Options{})
 	matrixSchema(t, s)
-	x := &matrix{t: t, s: s, ids: map[string]string{}, keys: map[string]string{}, etags: map[string]string{}}
+	x := &matrix{t: t, s: s, ids: map[string]string{}, keys: map[string]string{}, etags: map[string]string{}, files: map[string]string{}}
 	put := func(coll, rec string, v map[string]any) {
 		id := s.CreateRecord(t, coll, v)["id"].(string)
 		x.ids[coll+"/"+rec], x.keys[id] = id, coll+"/"+rec
@@ -71,6 +71,7 @@ func newMatrix(t *testing.T) *matrix {
 	put("pins", "na", map[string]any{"name": mk("pins", "na", "name"), "pin": mk("pins", "na", "pin"), "hemb": []float64{1, 0, 0}})
 	put("notes", "ta", map[string]any{"text": mk("notes", "ta", "text"), "pub": x.id("pub", "pa"), "owned": x.id("owned", "oa")})
 	put("notes", "tb", map[string]any{"text": mk("notes", "tb", "text"), "pub": x.id("pub", "pb"), "owned": x.id("owned", "ob")})
+	x.uploadFiles(t)
 	for key, id := range x.ids {
 		coll, _, _ := strings.Cut(key, "/")
 		res, _ := s.AdminDo(t, "GET", "/api/v1/"+coll+"/"+id, nil)

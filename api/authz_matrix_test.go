@@ -58,6 +58,7 @@ type matrix struct {
 	ids     map[string]string // "coll/rec" -> id
 	keys    map[string]string // id -> "coll/rec"
 	etags   map[string]string // "coll/rec" -> ETag
+	files   map[string]string // "coll/rec/field" -> stored file name (authz_files_test.go)
 	callers []mcaller
 	// path names the check being run (for messages).
 	path string
@@ -138,6 +139,9 @@ func matrixPaths() []mpath {
 		{name: "realtime-ws", all: pathRealtimeWS},
 		{name: "realtime-sse", all: pathRealtimeSSE},
 		{name: "etag", run: pathETag},
+		{name: "file-download", run: pathFileDownload},
+		{name: "file-token", run: pathFileToken},
+		{name: "file-upload", run: pathFileUpload},
 	}
 }
 

@@ -141,6 +141,10 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
+	if isMultipart(r) {
+		s.createRecordMultipart(w, r) // files_multipart.go
+		return
+	}
 	p := recordCaller(r)
 	body, err := s.readBody(w, r)
 	if err != nil {
@@ -158,6 +162,10 @@ func (s *Server) createRecord(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) updateRecord(w http.ResponseWriter, r *http.Request) {
+	if isMultipart(r) {
+		s.updateRecordMultipart(w, r) // files_multipart.go
+		return
+	}
 	p := recordCaller(r)
 	body, err := s.readBody(w, r)
 	if err != nil {

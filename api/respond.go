@@ -28,6 +28,8 @@ var statusOf = map[engine.Kind]int{
 	engine.KindTooLarge:            http.StatusRequestEntityTooLarge,
 	engine.KindTimeout:             http.StatusRequestTimeout,
 	engine.KindInsufficientStorage: http.StatusInsufficientStorage,
+	engine.KindGone:                http.StatusGone,
+	engine.KindUnsupportedMedia:    http.StatusUnsupportedMediaType,
 }
 
 // errorBody is SPEC.md's error envelope.

@@ -31,6 +31,8 @@ func TestErrorStatusTable(t *testing.T) {
 		engine.KindTooManyRequests:  429,
 		engine.KindTooLarge:         413,
 		engine.KindTimeout:          408,
+		engine.KindGone:             410,
+		engine.KindUnsupportedMedia: 415,
 	}
 	for k, code := range want {
 		if statusOf[k] != code {

@@ -27,6 +27,7 @@ type Options struct {
 	Indexes     Indexes
 	CSV         CSV
 	History     History
+	Files       Files
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -74,6 +75,7 @@ type Server struct {
 	indexes    Indexes
 	csv        CSV
 	history    History
+	files      Files
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -125,7 +127,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
-		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History,
+		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -167,6 +169,12 @@ func New(opts Options) *Server {
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry
 			s.mountBatch(r)
+		})
+		r.Group(func(r chi.Router) {
+			// Files check scopes per collection themselves: their paths
+			// name it after /files/ (or not at all: downloads).
+			r.Use(s.authenticate)
+			s.mountFiles(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate, s.requireRecordScope)

@@ -26,6 +26,10 @@ const (
 	KindTimeout
 	// KindInsufficientStorage is a write refused for a full disk (507).
 	KindInsufficientStorage
+	// KindGone is a one-time credential used again (410).
+	KindGone
+	// KindUnsupportedMedia is content of a type the service refuses (415).
+	KindUnsupportedMedia
 )
 
 // Error is a domain error. It holds only plain data so that it can cross

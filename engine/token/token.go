@@ -34,6 +34,14 @@ type Claims struct {
 	ImpersonatedBy string `json:"impersonated_by,omitempty"`
 	// AuthTime is when the session was first established (refresh keeps it).
 	AuthTime int64 `json:"auth_time,omitempty"`
+	// File tokens (audience file) only: the stored name of the one file
+	// the token opens, the client address it is bound to (bindTokenIp),
+	// whether its subject is an admin, and the API token it was minted
+	// with (its subject is then that token's admin).
+	File     string `json:"file,omitempty"`
+	IP       string `json:"ip,omitempty"`
+	Admin    bool   `json:"admin,omitempty"`
+	APIToken string `json:"api_token,omitempty"`
 	jwt.RegisteredClaims
 }
 

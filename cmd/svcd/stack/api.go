@@ -20,6 +20,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Indexes:       s.Engine.Schema(),
 		CSV:           s.CSV,
 		History:       s.History,
+		Files:         s.Files,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

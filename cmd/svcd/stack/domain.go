@@ -6,6 +6,7 @@ import (
 	"svcd/engine"
 	"svcd/engine/auth"
 	"svcd/engine/csv"
+	"svcd/engine/files"
 	"svcd/engine/history"
 	"svcd/engine/search"
 	"svcd/engine/token"
@@ -26,16 +27,23 @@ type Domain struct {
 	History *history.History
 	// CSV exports and imports the records of base collections.
 	CSV *csv.CSV
+	// Files stores, serves and deletes the files of file fields.
+	Files *files.Files
 }
 
 // DomainOptions configure the core and its modules.
 type DomainOptions struct {
 	engine.Options
-	// Signer signs and verifies session tokens (engine/auth).
+	// Signer signs and verifies session tokens (engine/auth) and file
+	// tokens (engine/files).
 	Signer *token.Signer
 	// ProgressInterval is the time between two progress lines of a CSV
 	// import or export (0: the default, 5 s).
 	ProgressInterval time.Duration
+	// Blobs are the stores of uploaded files' bytes (engine/files).
+	Blobs files.Stores
+	// Thumbnails makes thumbnails (nil: originals are served).
+	Thumbnails files.Thumbnailer
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -55,6 +63,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Search = search.New(eng)
 	d.History = history.New(eng)
 	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
+	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

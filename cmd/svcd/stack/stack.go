@@ -13,11 +13,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"svcd/engine/files/thumb"
+	"sync"
 	"syscall"
 	"time"
 
 	"svcd/api/egress"
 	"svcd/cluster"
+	"svcd/cluster/blobs"
 	"svcd/engine"
 	"svcd/engine/crypt"
 	"svcd/engine/password"
@@ -90,7 +93,12 @@ type Stack struct {
 	done       chan struct{}
 	signingKey []byte
 	keyring    *crypt.Keyring
+	blobs      *blobs.Stores
 }
+
+// fileCollectInterval is how often the files' collector looks for bytes
+// no record references (engine/files/collect.go).
+const fileCollectInterval = time.Minute
 
 // Secrets is what a node joining this one receives (sealed under the
 // cluster key): the token signing key, so a token issued by one node is
@@ -143,7 +151,15 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// engine exists.
 	var eng *engine.Engine
 	guard := egress.New(func(k string) string { return eng.Setting(k) })
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	// The blob stores read the replicated settings (s3.*) only when a file
+	// is stored or served, after the engine exists.
+	stores := blobs.New(filepath.Join(cfg.DataDir, "storage"), func(k string) string { return eng.Setting(k) })
+	thumbs, err := thumb.NewCache(filepath.Join(cfg.DataDir, "thumbs"), 0)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores}, Thumbnails: thumbnails{thumbs}, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -182,9 +198,14 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// other nodes through memberlist.
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring}
+	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
-	go func() { loop.Run(ctx); close(s.done) }()
+	collector := dom.Files.Collector()
+	var work sync.WaitGroup
+	work.Add(2)
+	go func() { defer work.Done(); loop.Run(ctx) }()
+	go func() { defer work.Done(); collector.Run(ctx, node.IsLeader, fileCollectInterval) }()
+	go func() { work.Wait(); close(s.done) }()
 	return s, nil
 }
 
@@ -210,7 +231,7 @@ func (s *Stack) Close() error {
 	s.cancel()
 	<-s.done
 	s.Realtime.Presence().Close()
-	return errors.Join(s.Node.Shutdown(), s.Store.Close())
+	return errors.Join(s.Node.Shutdown(), s.Store.Close(), s.blobs.Close())
 }
 
 // Stats is the admin metrics snapshot.

@@ -1,0 +1,14 @@
+// Package blobs holds the blob stores of engine/files (the module owns the
+// interface: files.BlobStore), built on gocloud.dev/blob: fileblob under
+// the node's data directory for the local driver, s3blob (AWS SDK v2) for
+// S3-compatible storage. Stores resolves a driver name to its store as the
+// current settings configure it, and rebuilds the S3 store when its
+// settings change.
+//
+// It lives beside the consensus layer, not in the engine, because
+// gocloud.dev/blob speaks HTTP (the engine never imports net/http), and
+// because the cluster's durability for the local driver belongs here: a
+// store that streams each upload to a majority of the voters before Put
+// returns, and fetches a missing blob from a peer in Open, wraps Local
+// without changing the module.
+package blobs
