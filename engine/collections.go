@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 
 	"svcd/engine/schema"
@@ -54,7 +53,7 @@ func decodeStrict(body []byte, v any) *Error {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) && ute.Field != "" {
 			field := strings.ReplaceAll(ute.Field, ".Options", "")
-			return ValidationError(map[string]string{field: "must be " + jsonKindName(ute.Type)})
+			return ValidationError(map[string]string{field: "must be " + schema.JSONKindName(ute.Type)})
 		}
 		if errors.As(err, &ute) {
 			return Errorf(KindBadRequest, "Expected a JSON object")
@@ -79,23 +78,6 @@ func mergeObjects(base, patch json.RawMessage) json.RawMessage {
 	}
 	out, _ := json.Marshal(b)
 	return out
-}
-
-// jsonKindName names the JSON kind a Go type decodes from.
-func jsonKindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Pointer:
-		return jsonKindName(t.Elem())
-	}
-	return "a number"
 }
 
 // CreateCollection validates and creates a collection from its JSON.

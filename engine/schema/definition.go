@@ -122,7 +122,7 @@ func checkField(raw json.RawMessage, key string, d map[string]string) {
 	if err := dec.Decode(&f); errors.As(err, &ute) && ute.Field != "" {
 		member := ute.Field[strings.LastIndex(ute.Field, ".")+1:]
 		if _, taken := d[key+"."+member]; !taken {
-			d[key+"."+member] = "must be " + kindName(ute.Type)
+			d[key+"."+member] = "must be " + JSONKindName(ute.Type)
 		}
 	}
 }
@@ -259,8 +259,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// kindName names the JSON kind a Go type decodes from.
-func kindName(t reflect.Type) string {
+// JSONKindName names the JSON kind a Go type decodes from ("a string",
+// "an object", ...), for messages about a member of the wrong kind.
+func JSONKindName(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
@@ -271,7 +272,7 @@ func kindName(t reflect.Type) string {
 	case reflect.Map, reflect.Struct:
 		return "an object"
 	case reflect.Pointer:
-		return kindName(t.Elem())
+		return JSONKindName(t.Elem())
 	}
 	return "a number"
 }
