@@ -18,15 +18,19 @@ import (
 // sseKeepBuf is the largest frame buffer a stream keeps between writes.
 const sseKeepBuf = 16 << 10
 
-// sseKeepAlive is how often an idle stream gets a comment line, so
-// proxies keep it open.
-const sseKeepAlive = 25 * time.Second
+// defaultSSEKeepAlive is how often an idle stream gets a comment line, so
+// proxies keep it open (Options.SSEKeepAlive).
+const defaultSSEKeepAlive = 25 * time.Second
 
 // sseStream writes SSE frames, one writer at a time.
 type sseStream struct {
 	mu sync.Mutex
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	// done is set, under mu, when the handler returns: the response is
+	// finished and nothing may write to it any more (net/http's writer is
+	// gone; a write would crash the process).
+	done bool
+	w    http.ResponseWriter
+	rc   *http.ResponseController
 	// buf is reused for the frames of each write; deadline is the write
 	// deadline last set (see write).
 	buf      []byte
@@ -70,6 +74,9 @@ func (s *sseStream) raw(text string) error {
 // resets a runtime timer, so it moves only once half of it is used
 // rather than on every event.
 func (s *sseStream) write(b []byte) error {
+	if s.done {
+		return errSSEDone
+	}
 	if now := time.Now(); s.deadline.Sub(now) < wsWriteTimeout/2 {
 		s.deadline = now.Add(wsWriteTimeout)
 		_ = s.rc.SetWriteDeadline(s.deadline)
@@ -78,6 +85,17 @@ func (s *sseStream) write(b []byte) error {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// errSSEDone: the stream's handler returned.
+var errSSEDone = errors.New("sse: the stream is closed")
+
+// finish marks the stream done: a writer still running (the keep-alive
+// ticker) writes nothing after this returns.
+func (s *sseStream) finish() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
 }
 
 func (s *sseStream) message(m realtime.Message) error { return s.messages([]realtime.Message{m}) }
@@ -153,9 +171,18 @@ func (s *Server) realtimeSSE(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	pinged := make(chan struct{})
+	// Before the handler returns: stop the keep-alive writer and wait for
+	// it, and refuse any write after (a ping racing the return wrote to a
+	// finished response and crashed the node).
+	defer func() {
+		cancel()
+		st.finish()
+		<-pinged
+	}()
 	go func() {
-		t := time.NewTicker(sseKeepAlive)
+		defer close(pinged)
+		t := time.NewTicker(s.sseKeepAlive)
 		defer t.Stop()
 		for {
 			select {

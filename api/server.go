@@ -62,7 +62,10 @@ type Options struct {
 	// body may arrive (body_rate.go). Zero means the default (1024 B/s,
 	// 10 s); a negative rate turns the check off.
 	BodyMinRate int64
-	BodyGrace   time.Duration
+	// SSEKeepAlive is how often an idle SSE stream gets a comment line
+	// (0: 25 s).
+	SSEKeepAlive time.Duration
+	BodyGrace    time.Duration
 }
 
 // Server is the HTTP front of one node.
@@ -102,8 +105,10 @@ type Server struct {
 	// bodyMinRate (0: off) and bodyGrace bound slow bodies; budget holds
 	// the memory charged by anonymous bodies (body_budget.go).
 	bodyMinRate int64
-	bodyGrace   time.Duration
-	budget      *bodyBudget
+	// sseKeepAlive: Options.SSEKeepAlive resolved.
+	sseKeepAlive time.Duration
+	bodyGrace    time.Duration
+	budget       *bodyBudget
 }
 
 // bodyLimits resolves Options.BodyMinRate and Options.BodyGrace.
@@ -136,6 +141,10 @@ func New(opts Options) *Server {
 	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
 	s.joins = cluster.NewJoinVerifier(opts.ClusterKey, opts.Node.NodeID(), time.Now())
 	s.bodyMinRate, s.bodyGrace = bodyLimits(opts.BodyMinRate, opts.BodyGrace)
+	s.sseKeepAlive = opts.SSEKeepAlive
+	if s.sseKeepAlive <= 0 {
+		s.sseKeepAlive = defaultSSEKeepAlive
+	}
 	s.budget = &bodyBudget{}
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)

@@ -53,6 +53,8 @@ type Options struct {
 	// (tests of slow bodies make them small to run fast).
 	BodyMinRate int64
 	BodyGrace   time.Duration
+	// SSEKeepAlive is api.Options' (0: the default).
+	SSEKeepAlive time.Duration
 	// Clock is the node's wall clock (stack.Config.Clock; nil: time.Now),
 	// usually a Clock's Now.
 	Clock func() time.Time
@@ -141,6 +143,7 @@ func serve(t testing.TB, st *stack.Stack, dir string, ln net.Listener, logger *s
 		o.Authenticator = opts.WrapAuthenticator(o.Authenticator)
 	}
 	o.SetupKey, o.ClusterKey, o.BodyMinRate, o.BodyGrace = opts.SetupKey, opts.ClusterKey, opts.BodyMinRate, opts.BodyGrace
+	o.SSEKeepAlive = opts.SSEKeepAlive
 	handler := api.New(o)
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
