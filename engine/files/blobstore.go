@@ -80,9 +80,9 @@ type ThumbSource struct {
 
 // Thumbnailer makes thumbnails of images (SPEC.md Files rule 4).
 //
-// HOOK (thumbnails): engine/files/thumb implements it; the composition
-// root wires it (Options.Thumbnails). Without one, a download with thumb=
-// serves the original.
+// The composition root wires engine/files/thumb's cache through it
+// (cmd/svcd/stack/thumbs.go, Options.Thumbnails). Without one, a download
+// with thumb= serves the original.
 type Thumbnailer interface {
 	// Thumbnail answers the thumbnail of src for thumb (the thumb query
 	// parameter) and fit (the fit query parameter, may be empty), with its
