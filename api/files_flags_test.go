@@ -20,12 +20,15 @@ func TestFileFieldFlags(t *testing.T) {
 
 func testFileFieldFlags(t *testing.T, s *apitest.Server) {
 	s.CreateCollection(t, usersCollection())
+	// bad's viewRule compiles when saved and breaks when tmpc is dropped
+	// below: a broken rule denies everyone but admins.
+	s.CreateCollection(t, coll("tmpc", "base", []map[string]any{f("x", "number")}))
 	fields := []map[string]any{
 		f("owner", "relation", "collection", "users"),
 		f("pic", "file"),
 		f("adm", "file", "viewRule", ""),
 		f("own", "file", "viewRule", "owner = @request.auth.id"),
-		f("bad", "file", "viewRule", "nosuchfield = 1"),
+		f("bad", "file", "viewRule", "@collection.tmpc.x = 1"),
 		f("ra", "file", "requireAuth", true),
 		f("prot", "file", "protected", true),
 		f("once", "file", "oneTimeToken", true),
@@ -33,6 +36,9 @@ func testFileFieldFlags(t *testing.T, s *apitest.Server) {
 		f("aud", "file", "auditDownloads", true),
 	}
 	s.CreateCollection(t, coll("vault", "base", fields, "view_rule", "", "update_rule", "owner = @request.auth.id"))
+	if res, out := s.Do(t, "DELETE", "/api/v1/admin/collections/tmpc", nil, s.AdminHeaders(t, nil)); res.StatusCode != 204 {
+		t.Fatalf("drop tmpc: %d %s", res.StatusCode, out)
+	}
 	s.CreateCollection(t, coll("priv", "base", []map[string]any{f("owner", "relation", "collection", "users"), f("pic", "file")},
 		"view_rule", "owner = @request.auth.id", "update_rule", "owner = @request.auth.id"))
 	s.CreateCollection(t, coll("hidden", "base", []map[string]any{f("pic", "file")}))
