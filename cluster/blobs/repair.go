@@ -20,18 +20,20 @@ type Wanted func(ctx context.Context, fn func(key, sha256 string) error) error
 // repairWorkers bounds the concurrent fetches of the background copy.
 const repairWorkers = 4
 
-// Repair runs the background copy every interval until ctx ends: it walks
-// wanted and fetches from the peers every blob this node lacks (a node
-// that was down, is new, or restored a snapshot). ready says when the
-// metadata can be read (the node has caught up and migrated).
+// Repair runs the background copy until ctx ends: it walks wanted and
+// fetches from the peers every blob this node lacks (a node that was
+// down, is new, or restored a snapshot). ready says when the metadata can
+// be read (the node is migrated). The first passes come quickly (1 s,
+// 2 s, 4 s, ... after the start, while the node catches up with the log),
+// then every interval.
 func (r *Replicated) Repair(ctx context.Context, wanted Wanted, ready func() bool, interval time.Duration) {
+	wait := time.Second
 	for {
-		wait := time.Second // until the node is ready
 		if ready() {
-			wait = interval
 			if _, err := r.RepairOnce(ctx, wanted); err != nil && ctx.Err() == nil {
 				r.log.Warn("blobs: background copy", "err", err)
 			}
+			wait = min(2*wait, interval)
 		}
 		select {
 		case <-ctx.Done():

@@ -101,8 +101,10 @@ type Stack struct {
 const fileCollectInterval = time.Minute
 
 // fileRepairInterval is how often a node looks for the blobs of the local
-// store it lacks and copies them from its peers (cluster/blobs/repair.go).
-const fileRepairInterval = 30 * time.Second
+// store it lacks and copies them from its peers (cluster/blobs/repair.go),
+// once the quick passes after its start are done. A download of a missing
+// blob fetches it at once; this pass only fills the store.
+const fileRepairInterval = 5 * time.Minute
 
 // Secrets is what a node joining this one receives (sealed under the
 // cluster key): the token signing key, so a token issued by one node is
