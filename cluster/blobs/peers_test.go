@@ -204,8 +204,8 @@ func TestReplicatedPutWaitsForAMajority(t *testing.T) {
 	}
 
 	lonely := startPeer(t, &loopPeers{selfVoter: true, others: []Peer{{Addr: dead.Addr().String(), Voter: true}, {Addr: dead.Addr().String(), Voter: true}}})
-	if err := lonely.repl.Put(ctx, key, "application/octet-stream", bytes.NewReader(body)); err == nil {
-		t.Fatal("a Put no peer took was acknowledged")
+	if err := lonely.repl.Put(ctx, key, "application/octet-stream", bytes.NewReader(body)); !errors.Is(err, ErrNoMajority) {
+		t.Fatalf("a Put no peer took: %v", err)
 	}
 	if fs := files(t, lonely.dir); len(fs) != 0 {
 		t.Errorf("a failed Put left %v", fs)

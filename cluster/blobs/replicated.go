@@ -64,6 +64,10 @@ func (c *countingHash) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ErrNoMajority is a Put whose bytes did not reach a majority of the
+// voters: nothing is acknowledged, nothing is kept here.
+var ErrNoMajority = errors.New("blobs: the bytes did not reach a majority of the voters")
+
 // pushTimeout bounds a push that keeps making progress: generous, the
 // idle timeout catches a stalled one.
 const pushTimeout = time.Hour
@@ -146,7 +150,7 @@ func (r *Replicated) Put(ctx context.Context, key, contentType string, src io.Re
 		return nil
 	}
 	b.Delete(context.WithoutCancel(ctx), key)
-	return fmt.Errorf("blobs: %s reached %d of the %d voters it needs: %w", key, have, need, errors.Join(errs...))
+	return fmt.Errorf("%w: %s reached %d of the %d voters it needs: %w", ErrNoMajority, key, have, need, errors.Join(errs...))
 }
 
 // Open opens key, fetching it from a peer first when this node lacks it.

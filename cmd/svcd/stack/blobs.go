@@ -2,12 +2,14 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"time"
 
 	"svcd/cluster"
 	"svcd/cluster/blobs"
+	"svcd/engine"
 	"svcd/engine/files"
 )
 
@@ -44,6 +46,16 @@ type blobStore interface {
 
 // fileBucket is a store of cluster/blobs as a files.BlobStore.
 type fileBucket struct{ blobStore }
+
+// Put answers 503 when the bytes did not reach a majority of the voters
+// (too many nodes down or unreachable): like a write without a quorum.
+func (b fileBucket) Put(ctx context.Context, key, contentType string, r io.Reader) error {
+	err := b.blobStore.Put(ctx, key, contentType, r)
+	if errors.Is(err, blobs.ErrNoMajority) {
+		return &engine.Error{Kind: engine.KindUnavailable, Message: "Not enough nodes are reachable to store the file", RetryAfter: 5}
+	}
+	return err
+}
 
 func (b fileBucket) Open(ctx context.Context, key string) (files.Blob, error) {
 	r, err := b.blobStore.Open(ctx, key)
