@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,56 @@ func TestRepairOnceCopiesWhatIsMissing(t *testing.T) {
 	}
 	if n, err := late.repl.RepairOnce(ctx, wanted); n != 0 || err != nil {
 		t.Errorf("a second pass fetched %d, %v", n, err)
+	}
+}
+
+// patternReader yields n bytes without holding them.
+type patternReader struct{ n, off int64 }
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.off >= r.n {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), r.n-r.off)
+	for i := range p[:k] {
+		p[i] = byte((r.off + int64(i)) % 251)
+	}
+	r.off += k
+	return int(k), nil
+}
+
+// TestReplicatedPutStreams: a 64 MiB Put to this node and a peer, and the
+// peer's fetch back, allocate a small fraction of the size on both sides
+// (both run in this process): the bytes stream, nothing buffers a file.
+func TestReplicatedPutStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 192 MiB to disk")
+	}
+	ctx := context.Background()
+	peer := startPeer(t, &loopPeers{})
+	self := startPeer(t, &loopPeers{selfVoter: true, others: []Peer{{Addr: peer.addr, Voter: true}}})
+	const size = 64 << 20
+	key := "22222222-3333-4444-8555-666666666666.bin"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := self.repl.Put(ctx, key, "application/octet-stream", &patternReader{n: size}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(self.dir, key)); err != nil {
+		t.Fatal(err)
+	}
+	if err := self.repl.Fetch(ctx, key, ""); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d bytes for a %d-byte push and fetch", alloc, size)
+	if alloc > size/8 {
+		t.Errorf("a %d-byte push and fetch allocated %d bytes", size, alloc)
+	}
+	st, err := os.Stat(filepath.Join(self.dir, key))
+	if err != nil || st.Size() != size {
+		t.Fatalf("fetched back: %v %v", st, err)
 	}
 }
