@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -165,5 +166,41 @@ func TestFilesNodeDownGetsBlobsAfterwards(t *testing.T) {
 	}
 	if got := download(t, c, down, first, last); !bytes.Equal(got, bodies[first]) {
 		t.Fatalf("%s serves %d bytes for %s, not the upload", down.Name, len(got), first)
+	}
+}
+
+// TestFilesUploadWithoutMajorityIs503: with both other voters down, an
+// upload cannot reach a majority: 503, and the receiving node keeps no
+// copy of the bytes.
+func TestFilesUploadWithoutMajorityIs503(t *testing.T) {
+	c := startCluster(t, 3)
+	id := newFilesRecord(t, c)
+	leader := c.MustLeader(t, leaderTimeout)
+	for _, nd := range c.Followers() {
+		c.Kill(t, nd.Name)
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile("file", "blob.bin")
+	fw.Write(randomBytes(t, 100<<10))
+	mw.Close()
+	req, _ := http.NewRequest("POST", leader.URL()+"/api/v1/files/papers/"+id+"/att", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("upload without a majority: %d %s (Retry-After %q)", resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	}
+	entries, err := os.ReadDir(filepath.Join(leader.DataDir(), "storage"))
+	if err != nil {
+		t.Fatalf("the store the upload went through: %v", err)
+	}
+	for _, e := range entries {
+		t.Errorf("the refused upload left %s", e.Name())
 	}
 }

@@ -86,6 +86,14 @@ func (r *Replicated) Put(ctx context.Context, key, contentType string, src io.Re
 	if err := b.Put(ctx, key, contentType, ch); err != nil {
 		return err
 	}
+	if validKey.MatchString(key) {
+		// This node's copy counts toward the majority: on disk, not in
+		// the page cache (fileblob does not fsync).
+		if err := syncFile(r.stores.dir, key); err != nil {
+			b.Delete(context.WithoutCancel(ctx), key)
+			return fmt.Errorf("blobs: sync %s: %w", key, err)
+		}
+	}
 	others, selfVoter, err := r.peers.Members()
 	if err != nil {
 		b.Delete(context.WithoutCancel(ctx), key)
@@ -258,4 +266,22 @@ func (r *Replicated) Shared() bool { return false }
 // DownloadURL: clients never reach a node's local store directly.
 func (r *Replicated) DownloadURL(context.Context, string, time.Duration) (string, error) {
 	return "", errNoURL
+}
+
+// syncFile fsyncs key's file in dir and the directory.
+func syncFile(dir, key string) error {
+	f, err := os.Open(filepath.Join(dir, key))
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
