@@ -39,9 +39,9 @@ func serve(dir string, c net.Conn) error {
 	}
 	switch req.Op {
 	case "push":
-		err := receive(dir, req.Key, req.Size, idleConn{c}, req.SHA256, nil)
-		if req.SHA256 == "" && err == nil {
-			err = errors.New("blobs: a push without a checksum")
+		err := errors.New("blobs: a push without a checksum")
+		if req.SHA256 != "" {
+			err = receive(dir, req.Key, req.Size, idleConn{c}, req.SHA256, nil)
 		}
 		if err != nil {
 			writeMessage(c, message{Error: err.Error()})

@@ -128,6 +128,11 @@ func TestPushRefusesBadBytes(t *testing.T) {
 	}
 	waitEmpty(t, srv.dir)
 
+	if err := push(ctx, cli, srv.addr, key, 3, "", strings.NewReader("abc")); err == nil {
+		t.Error("a push without a checksum was accepted")
+	}
+	waitEmpty(t, srv.dir)
+
 	for _, bad := range []string{"../escape.bin", "x.bin.0011.tmp", ".hidden", "a/b.bin"} {
 		if err := push(ctx, cli, srv.addr, bad, 3, sum([]byte("abc")), strings.NewReader("abc")); err == nil {
 			t.Errorf("push under %q accepted", bad)
