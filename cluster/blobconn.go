@@ -25,12 +25,3 @@ func (n *Node) DialBlob(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	return n.sl.dialKind(addr, connBlob, timeout)
 }
-
-// RaftAddr is the address other nodes reach this node's Raft port at
-// ("" in single-node mode).
-func (n *Node) RaftAddr() string {
-	if n.sl == nil {
-		return ""
-	}
-	return n.sl.Addr().String()
-}
