@@ -101,6 +101,12 @@ func TestFilesCollector(t *testing.T) {
 	if err := os.WriteFile(orphan, []byte("orphan"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The temporary file of a push from a peer that was cut off
+	// (cluster/blobs names it "<key>.<hex>.tmp") goes too.
+	abandoned := filepath.Join(s.DataDir, "storage", "00000000-0000-4000-8000-000000000001.txt.0123456789abcdef.tmp")
+	if err := os.WriteFile(abandoned, []byte("half a push"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	foreign := filepath.Join(s.DataDir, "storage", "not-ours.txt")
 	if err := os.WriteFile(foreign, []byte("someone else's"), 0o600); err != nil {
 		t.Fatal(err)
@@ -108,6 +114,9 @@ func TestFilesCollector(t *testing.T) {
 	collect()
 	if _, err := os.Stat(orphan); err == nil {
 		t.Errorf("an unreferenced blob survived the sweep")
+	}
+	if _, err := os.Stat(abandoned); err == nil {
+		t.Errorf("an abandoned push's temporary file survived the sweep")
 	}
 	if _, err := os.Stat(foreign); err != nil {
 		t.Errorf("the sweep removed a key the module never writes: %v", err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"log/slog"
+	"net"
 	"time"
 )
 
@@ -45,6 +46,11 @@ type Config struct {
 	// database's file systems, below which the node takes no write
 	// (storage.go; default DefaultMinFreeBytes).
 	MinFreeBytes uint64
+	// BlobServer, when set, serves the connections other nodes open to
+	// push or fetch the bytes of files (DialBlob); it owns the
+	// connection, which has passed the cluster-key handshake (and TLS
+	// when configured), until it returns.
+	BlobServer func(c net.Conn)
 	// Faults are test-only defects (see Faults); zero in production.
 	Faults Faults
 

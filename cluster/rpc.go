@@ -155,6 +155,12 @@ func (n *Node) serveRPC(kind byte, c net.Conn) {
 	if !n.running.Load() {
 		return // not started yet: the caller sees a closed connection and retries
 	}
+	if kind == connBlob {
+		if n.cfg.BlobServer != nil {
+			n.cfg.BlobServer(c)
+		}
+		return
+	}
 	for {
 		// Forwarding connections carry one request after another (the
 		// follower pools them); the others carry one.

@@ -44,6 +44,10 @@ const (
 	// (membership_forward.go).
 	connMember   byte = 'M'
 	connTransfer byte = 'T'
+	// connBlob carries the bytes of uploaded files between nodes (push
+	// and fetch, cluster/blobs): the handler of Config.BlobServer owns
+	// the connection.
+	connBlob byte = 'B'
 )
 
 var _ raft.StreamLayer = (*authStreamLayer)(nil)

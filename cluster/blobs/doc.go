@@ -7,8 +7,10 @@
 //
 // It lives beside the consensus layer, not in the engine, because
 // gocloud.dev/blob speaks HTTP (the engine never imports net/http), and
-// because the cluster's durability for the local driver belongs here: a
-// store that streams each upload to a majority of the voters before Put
-// returns, and fetches a missing blob from a peer in Open, wraps Local
-// without changing the module.
+// because the cluster's durability for the local driver belongs here:
+// Replicated wraps the local store so that Put returns only once a
+// majority of the voters hold the bytes (streamed to the peers over the
+// cluster's authenticated connections, wire.go), Open fetches a blob this
+// node lacks from a peer, and Repair copies in the background what the
+// metadata names and this node lacks; engine/files does not change.
 package blobs

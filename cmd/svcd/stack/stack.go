@@ -100,6 +100,12 @@ type Stack struct {
 // no record references (engine/files/collect.go).
 const fileCollectInterval = time.Minute
 
+// fileRepairInterval is how often a node looks for the blobs of the local
+// store it lacks and copies them from its peers (cluster/blobs/repair.go),
+// once the quick passes after its start are done. A download of a missing
+// blob fetches it at once; this pass only fills the store.
+const fileRepairInterval = 5 * time.Minute
+
 // Secrets is what a node joining this one receives (sealed under the
 // cluster key): the token signing key, so a token issued by one node is
 // valid on every node, and the encryption key, so every node opens what
@@ -154,12 +160,15 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// The blob stores read the replicated settings (s3.*) only when a file
 	// is stored or served, after the engine exists.
 	stores := blobs.New(filepath.Join(cfg.DataDir, "storage"), func(k string) string { return eng.Setting(k) })
+	// The local store replicates through the Raft node, opened below.
+	var node *cluster.Node
+	replicated := blobs.NewReplicated(stores, nodePeers{func() *cluster.Node { return node }}, log)
 	thumbs, err := thumb.NewCache(filepath.Join(cfg.DataDir, "thumbs"), 0)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores}, Thumbnails: thumbnails{thumbs}, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -167,7 +176,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	eng = dom.Engine
 	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng, dom.Auth), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex(), Clock: cfg.Clock})
 	store.Observe(hub.Observe)
-	node, err := cluster.Open(cluster.Config{
+	node, err = cluster.Open(cluster.Config{
 		NodeID:            id,
 		Dir:               filepath.Join(cfg.DataDir, "raft"),
 		RaftAddr:          cfg.RaftAddr,
@@ -184,6 +193,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		Timing:            cfg.RaftTiming,
 		MinFreeBytes:      cfg.MinFreeBytes,
 		Faults:            faults,
+		BlobServer:        replicated.Serve,
 		Logger:            log,
 	}, store)
 	if err != nil {
@@ -202,9 +212,13 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
-	work.Add(2)
+	work.Add(3)
 	go func() { defer work.Done(); loop.Run(ctx) }()
 	go func() { defer work.Done(); collector.Run(ctx, node.IsLeader, fileCollectInterval) }()
+	go func() {
+		defer work.Done()
+		replicated.Repair(ctx, dom.Files.LocalFiles, eng.Migrated, fileRepairInterval)
+	}()
 	go func() { work.Wait(); close(s.done) }()
 	return s, nil
 }

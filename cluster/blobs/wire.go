@@ -1,0 +1,95 @@
+package blobs
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"time"
+)
+
+// The peer protocol, on a connection of the cluster's blob kind (it has
+// passed the cluster-key handshake and TLS when configured). Every
+// message is a frame: a 4-byte big-endian length and a JSON object.
+//
+//	push:  → {op:"push", key, size, sha256}, then exactly size raw bytes
+//	       ← {ok} once the bytes are fsynced under key, or {error}
+//	fetch: → {op:"fetch", key}
+//	       ← {ok, size} then size raw bytes then {sha256}, or {error}
+//
+// A receiver writes to a temporary file beside the key, checks the size
+// and the SHA-256, fsyncs and renames: a short, long or corrupt stream
+// leaves nothing under the key.
+
+// message is one frame of the protocol.
+type message struct {
+	Op     string `json:"op,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	OK     bool   `json:"ok,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Missing says a fetched key is not on the peer.
+	Missing bool `json:"missing,omitempty"`
+}
+
+const maxMessage = 4 << 10
+
+// idle bounds how long a transfer may make no progress.
+const idle = 30 * time.Second
+
+func writeMessage(c net.Conn, m message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+	c.SetWriteDeadline(time.Now().Add(idle))
+	if _, err := c.Write(append(n[:], b...)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func readMessage(c net.Conn) (message, error) {
+	var m message
+	c.SetReadDeadline(time.Now().Add(idle))
+	var n [4]byte
+	if _, err := io.ReadFull(c, n[:]); err != nil {
+		return m, err
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxMessage {
+		return m, fmt.Errorf("blobs: peer message of %d bytes", size)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(c, b); err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(b, &m)
+}
+
+// validKey is a key a peer may push or fetch: a stored name, a single
+// path element (never a temporary file, never outside the store).
+var validKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9]{1,12})?$`)
+
+// errBadKey refuses a key that is not a stored name.
+var errBadKey = errors.New("blobs: not a stored name")
+
+// idleConn refreshes a connection's deadlines before every read and
+// write, so a transfer of any size fails only when it stalls.
+type idleConn struct{ net.Conn }
+
+func (c idleConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(idle))
+	return c.Conn.Read(p)
+}
+
+func (c idleConn) Write(p []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(idle))
+	return c.Conn.Write(p)
+}
