@@ -31,15 +31,18 @@
 //	upload  POST  /api/v1/files/:collection/:id/file of --file-size random
 //	        bytes (multipart, as the admin), each client replacing the
 //	        file of its own record; reports MB/s besides the requests
-//	download GET  /api/v1/files/:filename of files uploaded first
-//	        (random choice), the whole body read; reports MB/s
+//	download
+//	        GET   /api/v1/files/:filename of files uploaded first (random
+//	        choice), the whole body read; reports MB/s
 //	upload-big
 //	        one upload of --file-size (default 1GB) streamed from a
 //	        generator to the first node while the server's VmRSS is
 //	        sampled every 20 ms (--pid, else the pid its metrics report):
 //	        time, MB/s and the server's memory before, at peak, after
-//	        (see files.go; they use --files-collection, and raise
-//	        files.max_upload_bytes to --file-size for the run when lower)
+//
+// The file scenarios (files.go) use their own collection,
+// --files-collection, and raise files.max_upload_bytes to --file-size for
+// the run when it is lower.
 //
 // --scenario also takes a comma-separated list (filter,update,cas). Before
 // every scenario but create the collection is topped up to --seed-rows
