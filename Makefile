@@ -8,7 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-bulk bench-fanout bench-regions bench-failover lint fmt fuzz clean jepsen jepsen-smoke
+.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-bulk bench-fanout bench-files bench-regions bench-failover lint fmt fuzz clean jepsen jepsen-smoke
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -45,6 +45,7 @@ bench:
 	$(MAKE) bench-cluster
 	$(MAKE) bench-fanout
 	$(MAKE) bench-bulk
+	$(MAKE) bench-files
 
 # Each fuzz target for FUZZTIME; `make test` replays their seed corpora
 # (testdata/fuzz/) and fuzzes each for 5 s.
@@ -147,6 +148,38 @@ bench-fanout: build
 		./bin/svcbench --url http://127.0.0.1:18556 --transport $$tr --scenario fanout-rate --subscribers 100 --clients 16 --duration $(BENCH_DURATION); \
 		kill $$pid; wait $$pid 2>/dev/null; rm -rf $$dir; \
 	done
+
+# File figures for docs/benchmarks.md (issue 18): upload and download MB/s
+# of 10KB, 1MB and 50MB files (16 clients; 2 for 50MB), first on a fresh
+# single node, then spread over a fresh local three-node cluster (an upload
+# through a follower answers once its bytes are on a majority); one 1GB
+# upload streamed to the single node while its memory is sampled; then the
+# thumbnail benchmark (2 MP sources, every format, 100x100 and 640x480,
+# contain and cover). Prints figures; never fails on speed. About five
+# minutes on two cores.
+BENCH_FILES_DURATION ?= 5s
+BENCH_FILES_BIG ?= 1GB
+BENCH_THUMB_TIME ?= 5x
+bench-files: build
+	@dir=$$(mktemp -d); export SVC_LOG_LEVEL=warn SVC_RATE_ENABLED=0; \
+	SVC_DATA_DIR=$$dir/one ./$(BIN) serve --http 127.0.0.1:18557 >$$dir/one.log 2>&1 & pid=$$!; \
+	trap "kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -rf $$dir" EXIT; \
+	for i in $$(seq 50); do curl -sf 127.0.0.1:18557/_/ready >/dev/null && break; sleep 0.1; done; \
+	run="./bin/svcbench --scenario upload,download --duration $(BENCH_FILES_DURATION) --warmup 1s"; \
+	echo "== one node"; \
+	$$run --url http://127.0.0.1:18557 --clients 16 --file-size 10KB --fresh; \
+	$$run --url http://127.0.0.1:18557 --clients 16 --file-size 1MB; \
+	$$run --url http://127.0.0.1:18557 --clients 2 --file-size 50MB; \
+	echo "== one node, one upload of $(BENCH_FILES_BIG)"; \
+	./bin/svcbench --url http://127.0.0.1:18557 --scenario upload-big --file-size $(BENCH_FILES_BIG) --pid $$pid; \
+	kill $$pid; wait $$pid 2>/dev/null; \
+	export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM; \
+	$(start_cluster); \
+	echo "== three nodes, each client's requests spread over them"; \
+	$$run --urls $(BENCH_NODES) --spread --clients 16 --file-size 10KB --fresh; \
+	$$run --urls $(BENCH_NODES) --spread --clients 16 --file-size 1MB; \
+	$$run --urls $(BENCH_NODES) --spread --clients 2 --file-size 50MB
+	$(GO) test $(GOFLAGS) -run '^$$' -bench Generate -benchtime $(BENCH_THUMB_TIME) -benchmem ./engine/files/thumb
 
 # Three-node figures for docs/benchmarks.md: a local 3-node cluster (one
 # process per node, loopback; n1 bootstraps and leads), svcbench creates sent

@@ -19,17 +19,21 @@ func serverPID(ctx context.Context, api *apiClient, flagPID int) (int, error) {
 	}
 	m := api.metrics(ctx, api.base)
 	if m == nil || m.PID == nil {
-		return 0, errors.New("fanout-idle: the server reports no pid; pass --pid of the server process")
+		return 0, errors.New("the server reports no pid; pass --pid of the server process")
 	}
 	pid := int(*m.PID)
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", pid)); err != nil {
-		return 0, fmt.Errorf("fanout-idle: server pid %d is not visible here (%v); pass --pid", pid, err)
+		return 0, fmt.Errorf("server pid %d is not visible here (%v); pass --pid", pid, err)
 	}
 	return pid, nil
 }
 
 // readRSS returns VmRSS of /proc/PID/status, in KiB.
-func readRSS(pid int) (int64, error) {
+func readRSS(pid int) (int64, error) { return readStatusKiB(pid, "VmRSS:") }
+
+// readStatusKiB returns the figure of /proc/PID/status whose line starts
+// with key (e.g. "VmHWM:"), in KiB.
+func readStatusKiB(pid int, key string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -37,20 +41,20 @@ func readRSS(pid int) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		rest, ok := strings.CutPrefix(sc.Text(), key)
 		if !ok {
 			continue
 		}
 		kb, ok := strings.CutSuffix(strings.TrimSpace(rest), " kB")
 		if !ok {
-			return 0, fmt.Errorf("pid %d: VmRSS %q", pid, rest)
+			return 0, fmt.Errorf("pid %d: %s %q", pid, key, rest)
 		}
 		return strconv.ParseInt(strings.TrimSpace(kb), 10, 64)
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("pid %d: no VmRSS in /proc/%d/status", pid, pid)
+	return 0, fmt.Errorf("pid %d: no %s in /proc/%d/status", pid, key, pid)
 }
 
 // nodeMetricsRaw fetches every node's metrics as a generic map; a node

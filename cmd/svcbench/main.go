@@ -28,6 +28,21 @@
 //	fanout, fanout-rate, fanout-idle
 //	        realtime delivery to --subscribers WebSocket or SSE
 //	        subscriptions (--transport): see fanout.go
+//	upload  POST  /api/v1/files/:collection/:id/file of --file-size random
+//	        bytes (multipart, as the admin), each client replacing the
+//	        file of its own record; reports MB/s besides the requests
+//	download
+//	        GET   /api/v1/files/:filename of files uploaded first (random
+//	        choice), the whole body read; reports MB/s
+//	upload-big
+//	        one upload of --file-size (default 1GB) streamed from a
+//	        generator to the first node while the server's VmRSS is
+//	        sampled every 20 ms (--pid, else the pid its metrics report):
+//	        time, MB/s and the server's memory before, at peak, after
+//
+// The file scenarios (files.go) use their own collection,
+// --files-collection, and raise files.max_upload_bytes to --file-size for
+// the run when it is lower.
 //
 // --scenario also takes a comma-separated list (filter,update,cas). Before
 // every scenario but create the collection is topped up to --seed-rows
@@ -64,6 +79,7 @@
 //	         [--subscribers 100] [--transport ws|sse] [--writes 20]
 //	         [--write-interval 250ms] [--pid PID]
 //	         [--batch-size 100] [--rows 100000] [--rows-per-request 0]
+//	         [--file-size 1MB] [--files-collection bench_files]
 package main
 
 import (
@@ -107,6 +123,9 @@ type config struct {
 	batchSize      int
 	rows           int
 	rowsPerRequest int
+	// File scenarios (files.go): 0 is each scenario's default.
+	fileSize        int64
+	filesCollection string
 }
 
 // maxGetIDs bounds how many existing record ids are listed for get requests.
@@ -138,10 +157,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.transport, "transport", transportWS, "fan-out scenarios: ws (WebSocket /realtime) or sse (/api/v1/realtime)")
 	fs.IntVar(&c.writes, "writes", 20, "fanout: creates whose delivery is timed")
 	fs.DurationVar(&c.writeInterval, "write-interval", 250*time.Millisecond, "fanout: time between two timed creates")
-	fs.IntVar(&c.pid, "pid", 0, "fanout-idle: server process whose VmRSS is read (default: the pid its metrics report)")
+	fs.IntVar(&c.pid, "pid", 0, "fanout-idle, upload-big: server process whose VmRSS is read (default: the pid its metrics report)")
 	fs.IntVar(&c.batchSize, "batch-size", 100, "batch: creates per POST /api/v1/batch (1-100)")
 	fs.IntVar(&c.rows, "rows", 100000, "ingest: records imported as CSV")
 	fs.IntVar(&c.rowsPerRequest, "rows-per-request", 0, "ingest: CSV rows per import request (0: all in one)")
+	fs.Func("file-size", "upload, download, upload-big: file size, e.g. 10KB, 1MB, 50MB, 1GB, 512KiB (default 1MB; upload-big 1GB)", func(s string) error {
+		n, err := parseSize(s)
+		c.fileSize = n
+		return err
+	})
+	fs.StringVar(&c.filesCollection, "files-collection", "bench_files", "upload, download, upload-big: collection with the file field (created when missing)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: svcbench [flags]   (HTTP load generator for svcd; $SVC_SETUP_KEY is sent as X-Setup-Key)")
 		fs.PrintDefaults()
@@ -190,6 +215,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--rows must be >= 1")
 	case c.rowsPerRequest < 0:
 		return c, errors.New("--rows-per-request must be >= 0")
+	case c.filesCollection == "":
+		return c, errors.New("--files-collection must not be empty")
 	}
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
 	return c, nil
@@ -244,13 +271,28 @@ func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error
 
 	env := scenarioEnv{
 		api: api, nodes: nodes, coll: cfg.collection, clients: cfg.clients,
-		seedRows: cfg.seedRows, skipTotal: cfg.skipTotal, batchSize: cfg.batchSize, log: log,
+		seedRows: cfg.seedRows, skipTotal: cfg.skipTotal, batchSize: cfg.batchSize,
+		filesColl: cfg.filesCollection, log: log,
 	}
 	var (
 		results  []Result
 		prepared bool
+		// freshFiles: --fresh, and the files collection not dropped yet.
+		freshFiles = cfg.fresh
 	)
 	for _, sc := range scenarios(cfg.scenario) {
+		if isFileScenario(sc) {
+			r, err := runFileScenario(ctx, env, cfg, sc, freshFiles, log)
+			freshFiles = false
+			if err != nil {
+				return results, fmt.Errorf("%s: %w", sc, err)
+			}
+			results = append(results, r)
+			if err := writeResult(out, log, r, cfg.json); err != nil {
+				return results, err
+			}
+			continue
+		}
 		if isFanout(sc) {
 			r, err := runFanoutScenario(ctx, env, cfg, sc, log)
 			if err != nil {

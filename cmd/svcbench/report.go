@@ -28,12 +28,22 @@ type Result struct {
 	// scenario (batch, ingest), RowsPS per second of Elapsed.
 	Rows   int64
 	RowsPS float64
+	// File scenarios (files.go): the size of each file, the file bytes
+	// moved by the successful requests and their MB/s (10^6 bytes per
+	// second of Elapsed); Big holds upload-big's memory figures.
+	FileSize int64
+	Bytes    int64
+	MBPS     float64
+	Big      *BigUpload
 }
 
 // formatLine renders a result as one human-readable table line.
 func formatLine(r Result) string {
 	if r.Fanout != nil {
 		return formatFanoutLine(r)
+	}
+	if r.Big != nil {
+		return formatBigLine(r)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-6s  clients=%d", r.Scenario, r.Clients)
@@ -50,6 +60,9 @@ func formatLine(r Result) string {
 		formatLatency(r.Latency.P99), formatLatency(r.Latency.Max), r.Errors)
 	if r.Rows > 0 {
 		fmt.Fprintf(&b, "  rows=%d  rows/s=%.0f", r.Rows, r.RowsPS)
+	}
+	if r.FileSize > 0 {
+		fmt.Fprintf(&b, "  size=%s  MB/s=%s", formatSize(r.FileSize), sig3(r.MBPS))
 	}
 	if r.Scenario == scCAS || r.Precond > 0 {
 		fmt.Fprintf(&b, "  412s=%d", r.Precond)
@@ -93,6 +106,10 @@ type jsonResult struct {
 	Fanout          *jsonFanout `json:"fanout,omitempty"`
 	Rows            int64       `json:"rows,omitempty"`
 	RowsPS          float64     `json:"rows_per_s,omitempty"`
+	FileSize        int64       `json:"file_size,omitempty"`
+	Bytes           int64       `json:"bytes,omitempty"`
+	MBPS            float64     `json:"mb_per_s,omitempty"`
+	Big             *jsonBig    `json:"upload_big,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -122,6 +139,10 @@ func formatJSON(r Result) ([]byte, error) {
 		Fanout:          fanoutJSON(r.Fanout),
 		Rows:            r.Rows,
 		RowsPS:          r.RowsPS,
+		FileSize:        r.FileSize,
+		Bytes:           r.Bytes,
+		MBPS:            r.MBPS,
+		Big:             bigJSON(r),
 	})
 }
 

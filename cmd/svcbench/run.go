@@ -210,6 +210,13 @@ func runScenario(ctx context.Context, env scenarioEnv, name string, ld load, war
 			r.RowsPS = float64(r.Rows) / p.elapsed.Seconds()
 		}
 	}
+	if ld.bytes > 0 {
+		r.FileSize = ld.bytes
+		r.Bytes = (p.requests - p.errors) * ld.bytes
+		if p.elapsed > 0 {
+			r.MBPS = float64(r.Bytes) / 1e6 / p.elapsed.Seconds()
+		}
+	}
 	r.Server = nodesDelta(before, after, p.requests)
 	return r
 }

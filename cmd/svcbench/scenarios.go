@@ -21,7 +21,7 @@ const (
 )
 
 // scenarioNames lists the --scenario values, for messages.
-const scenarioNames = "create, get, list, filter, update, cas, mixed, all, batch, ingest, fanout, fanout-rate or fanout-idle"
+const scenarioNames = "create, get, list, filter, update, cas, mixed, all, batch, ingest, fanout, fanout-rate, fanout-idle, upload, download or upload-big"
 
 // Mix of the mixed scenario, in percent: the rest are list requests.
 const (
@@ -37,7 +37,8 @@ func scenarios(value string) []string {
 		switch name = strings.TrimSpace(name); name {
 		case scAll:
 			out = append(out, scCreate, scGet, scList)
-		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed, scBatch, scIngest, scFanout, scFanoutRate, scFanoutIdle:
+		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed, scBatch, scIngest, scFanout, scFanoutRate, scFanoutIdle,
+			scUpload, scDownload, scUploadBig:
 			out = append(out, name)
 		default:
 			return nil
@@ -56,6 +57,9 @@ type load struct {
 	// rows, when set, is how many records one successful request
 	// writes (batch): the result then reports rows/s.
 	rows int
+	// bytes, when set, is the file size one successful request moves
+	// (upload, download): the result then reports MB/s.
+	bytes int64
 }
 
 // scenarioEnv is what the scenarios are built from.
@@ -68,12 +72,13 @@ type scenarioEnv struct {
 	seedRows  int
 	skipTotal bool
 	batchSize int       // creates per batch request
+	filesColl string    // the file scenarios' collection
 	log       io.Writer // progress of preparation steps
 }
 
 // needsRows reports whether a scenario runs over seeded records.
 func needsRows(name string) bool {
-	return name != scCreate && name != scBatch && name != scIngest && !isFanout(name)
+	return name != scCreate && name != scBatch && name != scIngest && !isFanout(name) && !isFileScenario(name)
 }
 
 // newLoad builds the load of a scenario; cas fetches the current ETag of
