@@ -15,15 +15,15 @@ import (
 // any node answers 410).
 func TestFilesClusterS3(t *testing.T) {
 	t.Parallel()
-	peer := startS3(t)
+	eachS3(t, testFilesClusterS3)
+}
+
+func testFilesClusterS3(t *testing.T, peer *s3Peer) {
 	c := apitest.StartCluster(t, 3, apitest.Options{})
 	admin := bearer(c.AdminToken(t))
 	fl := c.Followers(t)
 	a, b, leader := fl[0], fl[1], c.Leader(t)
-	data(t, a, 200, "PATCH", settingsURL, map[string]any{
-		"storage.driver": "s3", "s3.endpoint": peer.url, "s3.bucket": peer.bucket, "s3.region": "us-east-1",
-		"s3.access_key_id": "k", "s3.secret_access_key": "s",
-	}, admin)
+	data(t, a, 200, "PATCH", settingsURL, peer.s3Settings(), admin)
 	data(t, leader, 201, "POST", collectionsURL, usersCollection(), admin)
 	data(t, leader, 201, "POST", collectionsURL, coll("papers", "base", []map[string]any{
 		f("owner", "relation", "collection", "users"), f("many", "file", "multiple", true), f("once", "file", "oneTimeToken", true),

@@ -16,7 +16,12 @@ import (
 // under the same rules as its file.
 func TestFilesThumbnails(t *testing.T) {
 	t.Parallel()
-	s := apitest.Start(t, apitest.Options{})
+	testFilesThumbnails(t, apitest.Start(t, apitest.Options{}))
+}
+
+// testFilesThumbnails is the thumbnail scenario against s, whatever its
+// storage driver.
+func testFilesThumbnails(t *testing.T, s *apitest.Server) {
 	x := newFilesFixture(t, s)
 	src := pngBytes(t, 64, 48)
 	up, _ := uploadOK(t, s, "papers", x.rec, "many", x.ann, file("file", "pic.png", src)).([]any)

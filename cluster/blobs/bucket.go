@@ -19,6 +19,9 @@ type Bucket struct {
 	b         *blob.Bucket
 	shared    bool
 	publicURL string
+	// abandon, when set, removes what a failed write of a key left in
+	// the store beyond gocloud's reach (S3: the multipart upload).
+	abandon func(key string) error
 }
 
 // errNoURL answers DownloadURL on a store clients cannot reach.
@@ -42,8 +45,11 @@ func (s *Bucket) DownloadURL(ctx context.Context, key string, ttl time.Duration)
 
 // Put streams r into key. If r fails or ctx ends, the writer's context is
 // cancelled before Close, which abandons the write: nothing is stored
-// under key (fileblob removes its temporary file, s3blob aborts the
-// upload).
+// under key (fileblob removes its temporary file, s3blob stops the
+// upload). Such a write to S3 also aborts its multipart upload, if it
+// began one: s3blob's own abort runs under the cancelled context and
+// never reaches the server, which would keep the parts (invisible,
+// billed) for good.
 func (s *Bucket) Put(ctx context.Context, key, contentType string, r io.Reader) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -54,12 +60,28 @@ func (s *Bucket) Put(ctx context.Context, key, contentType string, r io.Reader) 
 	if _, err := io.Copy(w, r); err != nil {
 		cancel()
 		w.Close()
-		return err
+		return s.abandoned(key, err)
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("blobs: put %s: %w", key, err)
+		err = fmt.Errorf("blobs: put %s: %w", key, err)
+		if ctx.Err() != nil {
+			return s.abandoned(key, err)
+		}
+		return err
 	}
 	return nil
+}
+
+// abandoned cleans up after a cancelled write of key that failed with
+// err; it returns err, with the clean-up's own failure when there is one.
+func (s *Bucket) abandoned(key string, err error) error {
+	if s.abandon == nil {
+		return err
+	}
+	if aerr := s.abandon(key); aerr != nil {
+		return fmt.Errorf("%w (and %w)", err, aerr)
+	}
+	return err
 }
 
 // Open opens key; fs.ErrNotExist when there is none.

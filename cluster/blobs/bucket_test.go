@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
@@ -33,8 +36,9 @@ func (r *failingReader) Read(p []byte) (int, error) {
 }
 
 // stores opens a local store in a temporary directory and an S3 store on
-// an in-process S3 server (gofakes3).
-func stores(t *testing.T) map[string]*Bucket {
+// an in-process S3 server (gofakes3); it also returns a client of that
+// server.
+func stores(t *testing.T) (map[string]*Bucket, *s3.Client) {
 	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("b"); err != nil {
@@ -53,23 +57,37 @@ func stores(t *testing.T) map[string]*Bucket {
 		}
 		out[d] = b
 	}
-	return out
+	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")})
+	return out, client
 }
 
 // TestBucketPutIsAllOrNothing: a Put whose reader fails (a size limit, a
-// client gone) leaves nothing under its key, on both drivers; a complete
-// one reads back, seeks, lists and deletes.
+// client gone) leaves nothing under its key, on both drivers, and no
+// multipart upload in the bucket; a complete one reads back, seeks, lists
+// and deletes. (api's TestFilesS3Bucket runs the same against versitygw.)
 func TestBucketPutIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	for d, b := range stores(t) {
+	all, client := stores(t)
+	for d, b := range all {
 		t.Run(d, func(t *testing.T) {
-			// 6 MiB: past s3blob's first part, so S3 has a multipart upload to abort.
-			err := b.Put(ctx, "half.bin", "application/octet-stream", &failingReader{n: 6 << 20})
+			// 20 MiB: s3blob starts a multipart upload at 16 MiB and
+			// sends parts of 8 MiB, so S3 has one to abort.
+			err := b.Put(ctx, "half.bin", "application/octet-stream", &failingReader{n: 20 << 20})
 			if !errors.Is(err, errClientGone) {
 				t.Errorf("failed put: %v", err)
 			}
 			if _, err := b.Open(ctx, "half.bin"); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a failed put left a blob: %v", err)
+			}
+			if d == "s3" {
+				out, err := client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String("b")})
+				if err != nil {
+					t.Fatalf("list multipart uploads: %v", err)
+				}
+				if len(out.Uploads) != 0 {
+					t.Errorf("a failed put left %d multipart uploads, of %s", len(out.Uploads), aws.ToString(out.Uploads[0].Key))
+				}
 			}
 			content := bytes.Repeat([]byte("0123456789"), 1000)
 			if err := b.Put(ctx, "k.bin", "application/octet-stream", bytes.NewReader(content)); err != nil {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob/s3blob"
 )
 
@@ -58,9 +60,56 @@ func openS3(ctx context.Context, cfg S3Config) (*Bucket, error) {
 		opts.BaseEndpoint = aws.String(cfg.Endpoint)
 		opts.UsePathStyle = true
 	}
-	b, err := s3blob.OpenBucket(ctx, s3.New(opts), cfg.Bucket, &s3blob.Options{RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired})
+	client := s3.New(opts)
+	b, err := s3blob.OpenBucket(ctx, client, cfg.Bucket, &s3blob.Options{RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired})
 	if err != nil {
 		return nil, fmt.Errorf("blobs: s3: %w", err)
 	}
-	return &Bucket{b: b, shared: true, publicURL: cfg.PublicURL}, nil
+	a := uploadAborter{client: client, bucket: cfg.Bucket}
+	return &Bucket{b: b, shared: true, publicURL: cfg.PublicURL, abandon: a.abort}, nil
+}
+
+// abortTimeout bounds the clean-up of a failed write: it runs after the
+// request's context may have ended.
+const abortTimeout = 30 * time.Second
+
+// uploadAborter aborts the multipart uploads of a key.
+type uploadAborter struct {
+	client *s3.Client
+	bucket string
+}
+
+// abort aborts every multipart upload in progress for key, under a
+// context of its own. Store names are new UUIDs, so any upload of key is
+// the failed write's.
+func (a uploadAborter) abort(key string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), abortTimeout)
+	defer cancel()
+	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(a.bucket), Prefix: aws.String(key)}
+	for {
+		out, err := a.client.ListMultipartUploads(ctx, in)
+		if err != nil {
+			var nsu *types.NoSuchUpload
+			if errors.As(err, &nsu) {
+				return nil // how some servers (gofakes3) say "none"
+			}
+			return fmt.Errorf("blobs: list the uploads of %s: %w", key, err)
+		}
+		for _, u := range out.Uploads {
+			if aws.ToString(u.Key) != key {
+				continue
+			}
+			_, err := a.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(a.bucket), Key: u.Key, UploadId: u.UploadId})
+			if err != nil {
+				var nsu *types.NoSuchUpload
+				if !errors.As(err, &nsu) {
+					return fmt.Errorf("blobs: abort the upload of %s: %w", key, err)
+				}
+			}
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return nil
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
 }

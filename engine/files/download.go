@@ -120,11 +120,11 @@ func (m *Files) Download(ctx context.Context, p engine.Principal, req DownloadRe
 	}
 	store, err := m.stores.Store(ctx, meta.Driver)
 	if err != nil {
-		return nil, &engine.Error{Kind: engine.KindUnavailable, Message: "File storage (" + meta.Driver + ") is not available", RetryAfter: 5}
+		return nil, storageUnavailable(meta.Driver)
 	}
 	if req.Thumb != "" && m.thumbs != nil {
 		src := ThumbSource{Name: meta.Name, MIME: meta.MIME, Size: meta.Size, Open: func(ctx context.Context) (io.ReadCloser, error) {
-			return store.Open(ctx, meta.Name)
+			return m.openBlob(ctx, store, meta)
 		}}
 		b, mimeType, err := m.thumbs.Thumbnail(ctx, src, req.Thumb, req.Fit)
 		if err != nil {
@@ -143,15 +143,35 @@ func (m *Files) Download(ctx context.Context, p engine.Principal, req DownloadRe
 		}
 		m.log.Warn("files: no redirect URL; serving the bytes", "name", meta.Name, "err", err)
 	}
-	b, err := store.Open(ctx, meta.Name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &engine.Error{Kind: engine.KindNotFound, Message: "The file's content is missing from storage (" + meta.Driver + ")"}
-	}
+	b, err := m.openBlob(ctx, store, meta)
 	if err != nil {
 		return nil, err
 	}
 	d.Blob = b
 	return d, nil
+}
+
+// openBlob opens the bytes of meta in store: 404 when the store has none,
+// 503 when the store fails (S3 unreachable or refusing the credentials),
+// which the log explains.
+func (m *Files) openBlob(ctx context.Context, store BlobStore, meta *fileRow) (Blob, error) {
+	b, err := store.Open(ctx, meta.Name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &engine.Error{Kind: engine.KindNotFound, Message: "The file's content is missing from storage (" + meta.Driver + ")"}
+	case err != nil && engine.AsError(err) == nil && ctx.Err() == nil:
+		m.log.Warn("files: storage failed a read", "driver", meta.Driver, "name", meta.Name, "err", err)
+		return nil, storageUnavailable(meta.Driver)
+	case err != nil:
+		return nil, err
+	}
+	return b, nil
+}
+
+// storageUnavailable answers a request whose storage driver is not
+// configured or fails.
+func storageUnavailable(driver string) *engine.Error {
+	return &engine.Error{Kind: engine.KindUnavailable, Message: "File storage (" + driver + ") is not available", RetryAfter: 5}
 }
 
 // lookup reads the metadata of stored name on this replica.

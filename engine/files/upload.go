@@ -50,12 +50,15 @@ var errTooLarge = errors.New("files: over the size limit")
 
 // limitedHash passes at most max bytes of r on, hashing them; one more
 // byte fails the read with errTooLarge, which abandons the blob's write.
+// It remembers whether r failed, so a failed write can be told apart: the
+// client's (r) or the store's.
 type limitedHash struct {
-	r    io.Reader
-	n    int64
-	max  int64
-	h    hash.Hash
-	over bool
+	r       io.Reader
+	n       int64
+	max     int64
+	h       hash.Hash
+	over    bool
+	readErr error
 }
 
 func (l *limitedHash) Read(p []byte) (int, error) {
@@ -67,6 +70,9 @@ func (l *limitedHash) Read(p []byte) (int, error) {
 	if l.n > l.max {
 		l.over = true
 		return 0, errTooLarge
+	}
+	if err != nil && err != io.EOF {
+		l.readErr = err
 	}
 	l.h.Write(p[:n])
 	return n, err
@@ -126,6 +132,12 @@ func (m *Files) store(ctx context.Context, store BlobStore, driver string, f *en
 		}
 		if e := engine.AsError(err); e != nil {
 			return fileMeta{}, e
+		}
+		if lr.readErr == nil && ctx.Err() == nil {
+			// The client sent its part; the store refused it (S3
+			// unreachable, a wrong bucket, region or key).
+			m.log.Warn("files: storage failed a write", "driver", driver, "name", name, "err", err)
+			return fileMeta{}, storageUnavailable(driver)
 		}
 		return fileMeta{}, fmt.Errorf("files: store %s: %w", name, err)
 	}
