@@ -124,11 +124,12 @@ func (m *Files) proposeChange(ctx context.Context, p engine.Principal, coll, id,
 			values = v
 		}
 		envBody, envValues := withFileNames(ci, body, values, changes)
-		res, idx, err := m.core.Propose(ctx, cmdChange, changeCmd{
+		cmd := changeCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, IfMatch: ifMatch,
 			Env: rs.UpdateEnv(p, ci, envBody, envValues, now), Actor: engine.ActorOf(p),
-			Values: values, Changes: changes, Files: metas, Count: count,
-		})
+			Values: values, Changes: changes, Files: metas, Count: count, Required: true,
+		}
+		res, idx, err := m.core.Propose(ctx, cmdChange, cmd)
 		if errors.Is(err, engine.ErrSchemaMoved) && attempt < 3 {
 			continue
 		}

@@ -59,6 +59,10 @@ type changeCmd struct {
 	Files []fileMeta `json:"files,omitempty"`
 	// Count answers the number of files removed instead of the row.
 	Count bool `json:"count,omitempty"`
+	// Required refuses a change that leaves a required file field
+	// without files (422, as for any required field). Commands proposed
+	// before the check existed carry none and replay without it.
+	Required bool `json:"required,omitempty"`
 }
 
 // createCmd creates a record with its files: Create holds every field's
@@ -106,6 +110,9 @@ func (m *Files) applyChange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		names := applyFieldChange(current, ch)
 		if !f.Multiple && len(names) > 1 {
 			return nil, errSecondFile(f.Name)
+		}
+		if c.Required && f.Required && len(names) == 0 {
+			return nil, engine.FieldError(f.Name, msgBlank)
 		}
 		values[f.Name] = storedValue(f.Multiple, names)
 		// The files that leave are tombstoned at the command's time (the
@@ -216,6 +223,10 @@ func storedValue(multiple bool, names []string) any {
 	b, _ := json.Marshal(names)
 	return string(b)
 }
+
+// msgBlank refuses a change that leaves a required file field without
+// files: the message of any blank required field (422).
+const msgBlank = "cannot be blank"
 
 // errSecondFile answers a second file for a single-file field (SPEC.md:
 // 400).
