@@ -33,12 +33,15 @@ func (m *Files) registerCommands() {
 }
 
 // fieldChange is what one command does to one file field: drop every
-// file (Clear), then the named ones (Remove), then append Add.
+// file (Clear), then the named ones (Remove), then append Add, then the
+// names of Restore that can be brought back (a history restore:
+// restore.go).
 type fieldChange struct {
-	Field  string   `json:"field"` // the field's id
-	Clear  bool     `json:"clear,omitempty"`
-	Remove []string `json:"remove,omitempty"`
-	Add    []string `json:"add,omitempty"`
+	Field   string   `json:"field"` // the field's id
+	Clear   bool     `json:"clear,omitempty"`
+	Remove  []string `json:"remove,omitempty"`
+	Add     []string `json:"add,omitempty"`
+	Restore []string `json:"restore,omitempty"`
 }
 
 // changeCmd changes the files (and, for a multipart update, the other
@@ -63,6 +66,10 @@ type changeCmd struct {
 	// without files (422, as for any required field). Commands proposed
 	// before the check existed carry none and replay without it.
 	Required bool `json:"required,omitempty"`
+	// RestoreSince is the oldest deletion time (unix seconds, exclusive)
+	// of a file Restore may bring back: the proposer's clock less the
+	// grace period, plus a margin (restore.go).
+	RestoreSince int64 `json:"restore_since,omitempty"`
 }
 
 // createCmd creates a record with its files: Create holds every field's
@@ -108,6 +115,9 @@ func (m *Files) applyChange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			}
 		}
 		names := applyFieldChange(current, ch)
+		if names, err = restoreNames(tx, ci.ID, c.ID, f.ID, current, names, ch.Restore, c.RestoreSince); err != nil {
+			return nil, err
+		}
 		if !f.Multiple && len(names) > 1 {
 			return nil, errSecondFile(f.Name)
 		}
