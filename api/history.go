@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -14,7 +15,7 @@ import (
 // History is what the history routes need (engine/history).
 type History interface {
 	RecordHistory(ctx context.Context, p engine.Principal, coll, id string, page, perPage int) (*history.Page, error)
-	RestoreRecord(ctx context.Context, p engine.Principal, coll, id, at string) (*engine.Record, uint64, error)
+	RestoreRecord(ctx context.Context, p engine.Principal, coll, id, at string) (*history.Restored, uint64, error)
 }
 
 // Record history routes (next to the record routes):
@@ -53,14 +54,23 @@ func (s *Server) recordHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 // restoreRecord applies the snapshot at or before ?at= as an update and
-// answers the record as updated.
+// answers the record as updated; when files the snapshot names could not
+// be restored, `missing_files` beside `data` lists them
+// ([{field, filename}]).
 func (s *Server) restoreRecord(w http.ResponseWriter, r *http.Request) {
-	rec, idx, err := s.history.RestoreRecord(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.URL.Query().Get("at"))
+	res, idx, err := s.history.RestoreRecord(r.Context(), recordCaller(r), chi.URLParam(r, "collection"), chi.URLParam(r, "id"), r.URL.Query().Get("at"))
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("ETag", rec.ETag)
-	writeRawData(w, http.StatusOK, rec.JSON)
+	w.Header().Set("ETag", res.Record.ETag)
+	if len(res.MissingFiles) == 0 {
+		writeRawData(w, http.StatusOK, res.Record.JSON)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Data         json.RawMessage       `json:"data"`
+		MissingFiles []history.MissingFile `json:"missing_files"`
+	}{res.Record.JSON, res.MissingFiles})
 }

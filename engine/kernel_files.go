@@ -54,7 +54,8 @@ func ActorOf(p Principal) *Actor { return actorOf(p) }
 // PrepareCreate validates body as p's create of a record of ci at now, as
 // CreateRecord does (admin-only collections, scopes, every field), and
 // sets the stored values of extra (fields a module fills, by name: a file
-// field's names) where the create rule's @request.body sees them too.
+// field's names) where the create rule's @request.body sees them too. A
+// required file field is checked on the names extra gives it.
 func (rs *Records) PrepareCreate(p Principal, ci *Coll, body, extra map[string]any, now int64) (*RecordCreate, error) {
 	admin, err := writeRights(p, ci)
 	if err != nil {
@@ -63,7 +64,7 @@ func (rs *Records) PrepareCreate(p Principal, ci *Coll, body, extra map[string]a
 	if !admin && ci.CreateRule == nil {
 		return nil, ErrAdminOnly
 	}
-	id, values, verr := rs.prepareCreate(ci, body, admin, now)
+	id, values, verr := rs.prepareCreateWith(ci, body, extra, admin, now)
 	if verr != nil {
 		return nil, verr
 	}

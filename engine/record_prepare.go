@@ -14,6 +14,18 @@ import (
 // and the stored value of every field, with passwords hashed and autodates
 // filled: everything the handler needs, nothing it must compute.
 func (rs *Records) prepareCreate(ci *Coll, body map[string]any, admin bool, now int64) (string, []any, *Error) {
+	return rs.prepareCreateWith(ci, body, nil, admin, now)
+}
+
+// prepareCreateWith is prepareCreate with the stored values of file fields
+// a module fills (files, the names of a multipart create's uploads, by
+// field name). A body never sets a file field, so a required one is
+// decided here, on the names the create will store: none is "cannot be
+// blank", as for any other required field. The command names the
+// collection's version, and the apply refuses a moved schema
+// (ErrSchemaMoved), so every replica holds the create to the same
+// `required`.
+func (rs *Records) prepareCreateWith(ci *Coll, body, files map[string]any, admin bool, now int64) (string, []any, *Error) {
 	var d map[string]string // the field errors, made at the first
 	fail := func(field, msg string) {
 		if d == nil {
@@ -49,6 +61,12 @@ func (rs *Records) prepareCreate(ci *Coll, body map[string]any, admin bool, now 
 		if msg == "" && f.system && f.Name == "password" && stored == nil {
 			msg = "cannot be blank"
 		}
+		if msg == "" && f.Type == schema.FieldFile {
+			if v, ok := files[f.Name]; ok {
+				stored = v
+			}
+			msg = fileRequiredMsg(f, stored)
+		}
 		if msg != "" {
 			fail(f.Name, msg)
 			continue
@@ -59,6 +77,17 @@ func (rs *Records) prepareCreate(ci *Coll, body map[string]any, admin bool, now 
 		return "", nil, ValidationError(d)
 	}
 	return id, values, nil
+}
+
+// fileRequiredMsg is the required check of file field f holding stored
+// (its names): "cannot be blank" when f is required and holds none.
+// schema.NormalizeValue leaves file fields out, since their names come
+// from uploads, not from the value it is given.
+func fileRequiredMsg(f *FieldInfo, stored any) string {
+	if f.Required && f.typ.IsZero(f.Field, stored) {
+		return "cannot be blank"
+	}
+	return ""
 }
 
 // PrepareUpdate validates the fields present in a patch body of a record
@@ -85,6 +114,10 @@ func (rs *Records) PrepareUpdate(ci *Coll, body map[string]any, admin bool, now 
 		stored, msg := rs.normalize(f, in)
 		if msg == "" && f.system && f.Name == "password" && stored == nil {
 			msg = "cannot be blank"
+		}
+		if msg == "" && f.Type == schema.FieldFile {
+			// null removes the field's files: refused when it is required.
+			msg = fileRequiredMsg(f, stored)
 		}
 		if msg != "" {
 			d[f.Name] = msg

@@ -124,11 +124,18 @@ func (m *Files) proposeChange(ctx context.Context, p engine.Principal, coll, id,
 			values = v
 		}
 		envBody, envValues := withFileNames(ci, body, values, changes)
-		res, idx, err := m.core.Propose(ctx, cmdChange, changeCmd{
+		cmd := changeCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, IfMatch: ifMatch,
 			Env: rs.UpdateEnv(p, ci, envBody, envValues, now), Actor: engine.ActorOf(p),
-			Values: values, Changes: changes, Files: metas, Count: count,
-		})
+			Values: values, Changes: changes, Files: metas, Count: count, Required: true,
+		}
+		for _, ch := range changes {
+			if len(ch.Restore) > 0 {
+				cmd.RestoreSince = m.restoreSince(now)
+				break
+			}
+		}
+		res, idx, err := m.core.Propose(ctx, cmdChange, cmd)
 		if errors.Is(err, engine.ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
@@ -137,7 +144,8 @@ func (m *Files) proposeChange(ctx context.Context, p engine.Principal, coll, id,
 }
 
 // withFileNames adds the file fields a change touches to the body and
-// values a rule's @request.body sees (the names the change adds).
+// values a rule's @request.body sees (the names the change adds or
+// restores).
 func withFileNames(ci *engine.Coll, body, values map[string]any, changes []fieldChange) (map[string]any, map[string]any) {
 	b := make(map[string]any, len(body)+len(changes))
 	v := make(map[string]any, len(values)+len(changes))
@@ -149,8 +157,9 @@ func withFileNames(ci *engine.Coll, body, values map[string]any, changes []field
 	}
 	for _, ch := range changes {
 		if f, _ := fieldByID(ci, ch.Field); f != nil {
-			b[f.Name] = ch.Add
-			v[f.Name] = storedValue(f.Multiple, ch.Add)
+			names := append(append([]string(nil), ch.Add...), ch.Restore...)
+			b[f.Name] = names
+			v[f.Name] = storedValue(f.Multiple, names)
 		}
 	}
 	return b, v

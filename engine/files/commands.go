@@ -33,12 +33,15 @@ func (m *Files) registerCommands() {
 }
 
 // fieldChange is what one command does to one file field: drop every
-// file (Clear), then the named ones (Remove), then append Add.
+// file (Clear), then the named ones (Remove), then append Add, then the
+// names of Restore that can be brought back (a history restore:
+// restore.go).
 type fieldChange struct {
-	Field  string   `json:"field"` // the field's id
-	Clear  bool     `json:"clear,omitempty"`
-	Remove []string `json:"remove,omitempty"`
-	Add    []string `json:"add,omitempty"`
+	Field   string   `json:"field"` // the field's id
+	Clear   bool     `json:"clear,omitempty"`
+	Remove  []string `json:"remove,omitempty"`
+	Add     []string `json:"add,omitempty"`
+	Restore []string `json:"restore,omitempty"`
 }
 
 // changeCmd changes the files (and, for a multipart update, the other
@@ -59,6 +62,14 @@ type changeCmd struct {
 	Files []fileMeta `json:"files,omitempty"`
 	// Count answers the number of files removed instead of the row.
 	Count bool `json:"count,omitempty"`
+	// Required refuses a change that leaves a required file field
+	// without files (422, as for any required field). Commands proposed
+	// before the check existed carry none and replay without it.
+	Required bool `json:"required,omitempty"`
+	// RestoreSince is the oldest deletion time (unix seconds, exclusive)
+	// of a file Restore may bring back: the proposer's clock less the
+	// grace period, plus a margin (restore.go).
+	RestoreSince int64 `json:"restore_since,omitempty"`
 }
 
 // createCmd creates a record with its files: Create holds every field's
@@ -104,8 +115,14 @@ func (m *Files) applyChange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			}
 		}
 		names := applyFieldChange(current, ch)
+		if names, err = restoreNames(tx, ci.ID, c.ID, f.ID, current, names, ch.Restore, c.RestoreSince); err != nil {
+			return nil, err
+		}
 		if !f.Multiple && len(names) > 1 {
 			return nil, errSecondFile(f.Name)
+		}
+		if c.Required && f.Required && len(names) == 0 {
+			return nil, engine.FieldError(f.Name, msgBlank)
 		}
 		values[f.Name] = storedValue(f.Multiple, names)
 		// The files that leave are tombstoned at the command's time (the
@@ -216,6 +233,10 @@ func storedValue(multiple bool, names []string) any {
 	b, _ := json.Marshal(names)
 	return string(b)
 }
+
+// msgBlank refuses a change that leaves a required file field without
+// files: the message of any blank required field (422).
+const msgBlank = "cannot be blank"
 
 // errSecondFile answers a second file for a single-file field (SPEC.md:
 // 400).

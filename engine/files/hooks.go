@@ -92,15 +92,28 @@ func (m *Files) onCollectionChange(tx *fsm.Tx, c engine.CollectionChange) error 
 	return nil
 }
 
+// tombstoneMeta are the metadata columns a tombstone keeps from version
+// keepMetaSince.
+const tombstoneMeta = `collection_id, record_id, field_id, original_name, size, mime, sha256, created`
+
 // tombstone moves the metadata rows matching where to the tombstones, in
-// name order (the ids they get are the same on every replica).
+// name order (the ids they get are the same on every replica). From
+// internal version keepMetaSince a tombstone keeps the file's metadata, so
+// a restore can bring the file back (restore.go).
 func tombstone(tx *fsm.Tx, at int64, where string, args ...any) error {
-	ins := `INSERT INTO _svc_files_deleted (name, driver, deleted_at) SELECT name, driver, ? FROM _svc_files WHERE ` +
-		where + ` ORDER BY name`
+	v, err := engine.InternalVersionTx(tx)
+	if err != nil {
+		return err
+	}
+	cols, sel := `name, driver, deleted_at`, `name, driver, ?`
+	if v >= keepMetaSince {
+		cols, sel = cols+`, `+tombstoneMeta, sel+`, `+tombstoneMeta
+	}
+	ins := `INSERT INTO _svc_files_deleted (` + cols + `) SELECT ` + sel + ` FROM _svc_files WHERE ` + where + ` ORDER BY name`
 	if _, err := tx.Exec(ins, append([]any{at}, args...)...); err != nil {
 		return err
 	}
-	_, err := tx.Exec(`DELETE FROM _svc_files WHERE `+where, args...)
+	_, err = tx.Exec(`DELETE FROM _svc_files WHERE `+where, args...)
 	return err
 }
 

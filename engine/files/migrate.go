@@ -11,6 +11,12 @@ import (
 // (engine/DESIGN.md lists the versions). Never change a released version.
 const schemaVersion = 6
 
+// keepMetaSince is the internal schema version from which a tombstone
+// keeps the removed file's metadata (record, field, original name, size,
+// type, digest, time), so a history restore within the grace period can
+// bring the file back (restore.go).
+const keepMetaSince = 7
+
 // registerTables: the metadata of every stored file, the tombstones of
 // deleted ones, and the one-time file tokens already used.
 func (m *Files) registerTables() {
@@ -32,6 +38,15 @@ func (m *Files) registerTables() {
 		// expire.
 		`CREATE TABLE _svc_file_tokens (jti TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`,
 	}})
+	// Tombstones keep the metadata of the file they remove (null in the
+	// tombstones made before). A command replayed on a replica that has
+	// not reached this version writes the old columns only (tombstone).
+	meta := make([]string, 0, 8)
+	for _, col := range []string{"collection_id TEXT", "record_id TEXT", "field_id TEXT", "original_name TEXT",
+		"size INTEGER", "mime TEXT", "sha256 TEXT", "created INTEGER"} {
+		meta = append(meta, `ALTER TABLE _svc_files_deleted ADD COLUMN `+col)
+	}
+	m.core.Migration(engine.Migration{Version: keepMetaSince, Owner: "files", Stmts: meta})
 }
 
 // Settings of the module (CONTRACT.md "Uploads"; the grace period is

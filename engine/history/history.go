@@ -8,6 +8,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -19,8 +20,26 @@ import (
 // History keeps and serves record history (the module's face for the
 // HTTP layer: RecordHistory, RestoreRecord).
 type History struct {
-	core *engine.Engine
+	core  *engine.Engine
+	files FileRestorer
 }
+
+// FileRestorer restores a record's fields together with the files a
+// snapshot names, in one write (engine/files; the composition root wires
+// it with RestoreFilesWith). body is the snapshot's other fields as a
+// JSON update carries them, files the names each file field held then;
+// it answers the record and, by field name, the names that could not be
+// restored.
+type FileRestorer interface {
+	RestoreRecord(ctx context.Context, p engine.Principal, coll, id string, body map[string]any,
+		files map[string][]string, ifMatch string) (*engine.Record, map[string][]string, uint64, error)
+}
+
+// RestoreFilesWith makes restores of records with file fields go through
+// f, which brings back the files a snapshot names. Without it, such a
+// restore answers what a JSON update naming files answers (422). Call it
+// while wiring, before the node serves.
+func (h *History) RestoreFilesWith(f FileRestorer) { h.files = f }
 
 // New wires the history module to core: its table, and the hooks that
 // keep it.

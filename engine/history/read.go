@@ -123,13 +123,32 @@ func appendHistoryEntry(buf []byte, ci *engine.Coll, hid int64, recordID, op str
 	return append(buf, '}')
 }
 
+// Restored is what a restore answers: the record as updated, and the
+// files the snapshot names that could not be restored (their bytes may be
+// gone: removed more than files.delete_grace_seconds ago), in field
+// order.
+type Restored struct {
+	Record       *engine.Record
+	MissingFiles []MissingFile
+}
+
+// MissingFile is a file a restored snapshot names that the record does
+// not hold again.
+type MissingFile struct {
+	Field    string `json:"field"`
+	Filename string `json:"filename"`
+}
+
 // RestoreRecord applies the snapshot of record id kept at or before at
 // (unix seconds; atText as the client sent it) as an update by admin p:
 // every field the collection still has takes the snapshot's value; id and
 // timestamps are not restored; passwords are never in history. The update
 // is an ordinary one (rules aside, as for any admin write), so it adds its
-// own history entry.
-func (h *History) RestoreRecord(ctx context.Context, p engine.Principal, name, id, atText string) (*engine.Record, uint64, error) {
+// own history entry. File fields take the snapshot's files back through
+// the FileRestorer: a file removed since comes back while its bytes are
+// kept (the grace period); one whose bytes may be gone is left out and
+// listed in MissingFiles.
+func (h *History) RestoreRecord(ctx context.Context, p engine.Principal, name, id, atText string) (*Restored, uint64, error) {
 	ci := h.core.Coll(name)
 	if ci == nil {
 		return nil, 0, engine.ErrNotFound
@@ -184,7 +203,66 @@ func (h *History) RestoreRecord(ctx context.Context, p engine.Principal, name, i
 	}
 	// Conditional on the record read here: a change in between is a 412,
 	// not silently overwritten.
-	return h.core.Records().UpdateRecord(ctx, p, name, id, body, etag)
+	if h.files == nil || !hasFileFields(ci) {
+		rec, idx, err := h.core.Records().UpdateRecord(ctx, p, name, id, body, etag)
+		if err != nil {
+			return nil, idx, err
+		}
+		return &Restored{Record: rec}, idx, nil
+	}
+	values, err := engine.DecodeBody(body)
+	if err != nil {
+		return nil, 0, err
+	}
+	files := takeFileNames(ci, values)
+	rec, missing, idx, err := h.files.RestoreRecord(ctx, p, name, id, values, files, etag)
+	if err != nil {
+		return nil, idx, err
+	}
+	out := &Restored{Record: rec}
+	for _, f := range ci.RowFields() {
+		for _, n := range missing[f.Name] {
+			out.MissingFiles = append(out.MissingFiles, MissingFile{Field: f.Name, Filename: n})
+		}
+	}
+	return out, idx, nil
+}
+
+// hasFileFields reports whether ci has a file field.
+func hasFileFields(ci *engine.Coll) bool {
+	for _, f := range ci.RowFields() {
+		if f.Type == schema.FieldFile && !f.System() {
+			return true
+		}
+	}
+	return false
+}
+
+// takeFileNames moves the file fields out of a restore's body: the names
+// each held in the snapshot (none when it was empty), by field name.
+func takeFileNames(ci *engine.Coll, body map[string]any) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range ci.RowFields() {
+		if f.Type != schema.FieldFile || f.System() {
+			continue
+		}
+		var names []string
+		switch v := body[f.Name].(type) {
+		case string:
+			if v != "" {
+				names = []string{v}
+			}
+		case []any:
+			for _, e := range v {
+				if s, ok := e.(string); ok && s != "" {
+					names = append(names, s)
+				}
+			}
+		}
+		delete(body, f.Name)
+		out[f.Name] = names
+	}
+	return out
 }
 
 // restoreBody is the update body of a restore: the snapshot as an admin

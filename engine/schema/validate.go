@@ -43,7 +43,8 @@ func ValidateField(f *Field, lookup Lookup) (msg string) {
 // form: the type's Normalize, then required (a required field whose value
 // is blank, absent included, fails). Required is not applied to autodate
 // fields, which the engine fills, nor to file fields, whose values only the
-// files endpoints set.
+// files endpoints set: the engine checks a required file field on the
+// names a write leaves it (a create's uploads, an update's removals).
 func NormalizeValue(f *Field, in any) (stored any, msg string) {
 	t, ok := TypeOf(f.Type)
 	if !ok {

@@ -64,6 +64,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.History = history.New(eng)
 	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
 	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
+	d.History.RestoreFilesWith(d.Files)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
