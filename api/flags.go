@@ -47,6 +47,10 @@ func (s *Server) mountFlagsPublic(r chi.Router) {
 	r.Post("/flags/evaluate", s.evaluateFlags)
 }
 
+// flagsEvaluatePath is the public evaluate route's path: a read for the
+// rate limiter (ratelimit_rules.go), though a POST.
+const flagsEvaluatePath = "/api/v1/flags/evaluate"
+
 func (s *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 	l, err := s.flags.ListFlags(r.Context())
 	if err != nil {
