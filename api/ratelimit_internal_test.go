@@ -174,6 +174,8 @@ func TestRequestAction(t *testing.T) {
 		{"GET", "/api/v1/auth/me", actRead},
 		{"POST", "/api/v1/posts", actCreate},
 		{"POST", "/api/v1/admin/setupx", actCreate},
+		{"POST", "/api/v1/flags/evaluate", actRead},
+		{"POST", "/api/v1/admin/flags/x/evaluate", actCreate},
 		{"HEAD", "/api/v1/posts", actRead},
 		{"OPTIONS", "/api/v1/posts", actRead},
 		{"PATCH", "/api/v1/posts/x", actUpdate},

@@ -24,7 +24,8 @@ import (
 //     "/api/v1/postsx").
 //   - action: "*" (the default), "auth", "create", "read", "update" or
 //     "delete". auth is a POST to /api/v1/auth/..., /api/v1/admin/auth/...
-//     or /api/v1/admin/setup; otherwise the method decides: POST create,
+//     or /api/v1/admin/setup; the public flag evaluation (a POST) is read;
+//     otherwise the method decides: POST create,
 //     GET, HEAD and OPTIONS read, PUT and PATCH update, DELETE delete.
 //   - audience: "guest" (no valid credential), "auth" (any valid
 //     credential), "user" (a user token) or "admin" (an admin token or an
@@ -290,6 +291,9 @@ func requestAction(method, path string) rateAction {
 		if strings.HasPrefix(path, "/api/v1/auth/") || strings.HasPrefix(path, "/api/v1/admin/auth/") ||
 			path == "/api/v1/admin/setup" {
 			return actAuth
+		}
+		if path == flagsEvaluatePath {
+			return actRead // a POST only to carry the context: it changes nothing
 		}
 		return actCreate
 	case http.MethodPut, http.MethodPatch:

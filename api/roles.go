@@ -36,6 +36,10 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/export/", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/import/", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/_/metrics", engine.RoleViewer, engine.RoleViewer},
+	// Feature flags and their segments, reads included: developers
+	// (SPEC.md). Anyone may evaluate through the public route.
+	{"/api/v1/admin/flags", engine.RoleDeveloper, engine.RoleDeveloper},
+	{"/api/v1/admin/flag-segments", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Record data: editors and above (SPEC.md: "editor: plus app data").
 	{recordsScope, engine.RoleEditor, engine.RoleEditor},
 }

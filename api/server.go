@@ -28,6 +28,9 @@ type Options struct {
 	CSV         CSV
 	History     History
 	Files       Files
+	// engine/flags.
+	Flags        Flags
+	FlagSegments FlagSegments
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -79,6 +82,8 @@ type Server struct {
 	csv        CSV
 	history    History
 	files      Files
+	flags      Flags
+	segments   FlagSegments
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -133,6 +138,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
+		flags: opts.Flags, segments: opts.FlagSegments,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -174,6 +180,12 @@ func New(opts Options) *Server {
 			s.mountSettings(r)
 			s.mountMetrics(r)
 			s.mountCSV(r)
+			s.mountFlags(r)
+			s.mountFlagSegments(r)
+		})
+		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate)
+			s.mountFlagsPublic(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry

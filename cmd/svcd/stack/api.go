@@ -21,6 +21,8 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		CSV:           s.CSV,
 		History:       s.History,
 		Files:         s.Files,
+		Flags:         s.Flags,
+		FlagSegments:  s.Flags,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

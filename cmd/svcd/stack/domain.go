@@ -7,6 +7,7 @@ import (
 	"svcd/engine/auth"
 	"svcd/engine/csv"
 	"svcd/engine/files"
+	"svcd/engine/flags"
 	"svcd/engine/history"
 	"svcd/engine/search"
 	"svcd/engine/token"
@@ -29,6 +30,8 @@ type Domain struct {
 	CSV *csv.CSV
 	// Files stores, serves and deletes the files of file fields.
 	Files *files.Files
+	// Flags keeps and evaluates feature flags and their segments.
+	Flags *flags.Flags
 }
 
 // DomainOptions configure the core and its modules.
@@ -65,6 +68,9 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
 	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
 	d.History.RestoreFilesWith(d.Files)
+	if d.Flags, err = flags.New(eng); err != nil {
+		return nil, err
+	}
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
