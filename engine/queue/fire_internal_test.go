@@ -149,7 +149,6 @@ func TestOneOffFiresOnceAndIsDisabled(t *testing.T) {
 
 func itoa(n int64) string { return scheduledKey(n) }
 
-
 func TestRunNowAndLostRuns(t *testing.T) {
 	v := newEnv(t)
 	_, _, err := v.e.PatchSettings(v.ctx, []byte(`{"queues.visibility_timeout_sec":"10"}`))
