@@ -28,6 +28,10 @@ type Options struct {
 	CSV         CSV
 	History     History
 	Files       Files
+	// engine/queue: queue jobs, their workers, scheduled jobs.
+	Queues  Queues
+	Workers Workers
+	Jobs    Jobs
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -79,6 +83,9 @@ type Server struct {
 	csv        CSV
 	history    History
 	files      Files
+	queues     Queues
+	workers    Workers
+	jobs       Jobs
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -133,6 +140,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -174,6 +182,9 @@ func New(opts Options) *Server {
 			s.mountSettings(r)
 			s.mountMetrics(r)
 			s.mountCSV(r)
+			s.mountQueues(r)
+			s.mountWorkers(r)
+			s.mountJobs(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry

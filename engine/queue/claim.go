@@ -17,6 +17,8 @@ type ClaimedJob struct {
 	Queue   string          `json:"queue"`
 	Attempt int64           `json:"attempt"`
 	Payload json.RawMessage `json:"payload"`
+	// Until is the claim's end (unix ms): the run must be over by then.
+	Until int64 `json:"until"`
 }
 
 type claimResult struct {
@@ -38,7 +40,7 @@ type claimCmd struct {
 // leader's dispatcher calls it). It proposes nothing when this replica
 // sees no due job.
 func (q *Queue) Claim(ctx context.Context, workerID, queue string, max int, by string) ([]ClaimedJob, error) {
-	if max <= 0 {
+	if max <= 0 || !q.migrated() {
 		return nil, nil
 	}
 	now := q.core.Now().UnixMilli()
@@ -111,7 +113,7 @@ func (q *Queue) applyClaim(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, err
 	}
 	for _, id := range ids {
-		j := ClaimedJob{ID: id, Queue: queue}
+		j := ClaimedJob{ID: id, Queue: queue, Until: c.Until}
 		var payload string
 		if err := tx.QueryRow(`UPDATE _svc_queue_jobs SET state = 'running', attempt = attempt + 1, claimed_by = ?,
 			claim_until_ms = ?, updated_ms = ? WHERE id = ? RETURNING attempt, payload`,

@@ -63,6 +63,8 @@ type InlineRun struct {
 	Code        string
 	ScheduledAt int64
 	Manual      bool
+	// UntilMs is the end of the run's claim (unix ms).
+	UntilMs int64
 }
 
 // workerPayload is what a worker-mode firing enqueues.
@@ -110,6 +112,9 @@ func (q *Queue) firingJob(j *cronRow, queue string, scheduledAt int64, manual bo
 // the inline runs the caller must execute now, each committed once. The
 // leader's firer calls it.
 func (q *Queue) FireDue(ctx context.Context, by string) ([]InlineRun, error) {
+	if !q.migrated() {
+		return nil, nil
+	}
 	now := q.core.Now()
 	due, err := q.cronRows(ctx, `enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ?`, now.Unix())
 	if err != nil {
@@ -123,7 +128,7 @@ func (q *Queue) FireDue(ctx context.Context, by string) ([]InlineRun, error) {
 				return out, err
 			}
 			if r := v.(*fireResult); r.Fired && c.Kind == fireScheduled && c.QueueJob == nil {
-				out = append(out, InlineRun{JobID: j.ID, Name: j.Name, Key: r.Run.Key, Code: j.Code, ScheduledAt: c.ScheduledAt})
+				out = append(out, InlineRun{JobID: j.ID, Name: j.Name, Key: r.Run.Key, Code: j.Code, ScheduledAt: c.ScheduledAt, UntilMs: c.Until})
 			} else if !r.Fired {
 				break // the row moved on: read it again next time
 			}
@@ -245,12 +250,13 @@ func (q *Queue) startPending(ctx context.Context, now time.Time, by string) ([]I
 	}
 	var out []InlineRun
 	for _, p := range list {
-		v, _, err := q.core.Propose(ctx, cmdStart, startCmd{Job: p.job, Key: p.key, By: by, Now: now.UnixMilli(), Until: now.UnixMilli() + q.visibilityMs()})
+		c := startCmd{Job: p.job, Key: p.key, By: by, Now: now.UnixMilli(), Until: now.UnixMilli() + q.visibilityMs()}
+		v, _, err := q.core.Propose(ctx, cmdStart, c)
 		if err != nil {
 			return out, err
 		}
 		if r := v.(*fireResult); r.Fired {
-			out = append(out, InlineRun{JobID: p.job, Name: p.name, Key: p.key, Code: p.code, ScheduledAt: r.Run.ScheduledAt, Manual: true})
+			out = append(out, InlineRun{JobID: p.job, Name: p.name, Key: p.key, Code: p.code, ScheduledAt: r.Run.ScheduledAt, Manual: true, UntilMs: c.Until})
 		}
 	}
 	return out, nil

@@ -89,6 +89,10 @@ func (q *Queue) signal() {
 // waits on it besides its tick). It has one reader.
 func (q *Queue) Wake() <-chan struct{} { return q.wake }
 
+// migrated reports whether this replica has the module's tables (the
+// leader's loops start before the migration that makes them commits).
+func (q *Queue) migrated() bool { return q.core.InternalVersion() >= schemaVersion }
+
 // Errors of the module.
 var (
 	errJobNotFound    = engine.Errorf(engine.KindNotFound, "The queue job wasn't found")

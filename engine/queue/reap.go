@@ -31,6 +31,9 @@ type reapCmd struct {
 // queues.succeeded_retention_sec. It proposes nothing when this replica
 // sees nothing to do, and answers whether it proposed.
 func (q *Queue) Reap(ctx context.Context) (bool, error) {
+	if !q.migrated() {
+		return false, nil
+	}
 	now := q.core.Now().UnixMilli()
 	c := reapCmd{Now: now}
 	if r := q.retentionMs(); r > 0 {

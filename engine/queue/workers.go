@@ -80,6 +80,22 @@ func (q *Queue) Workers(ctx context.Context) ([]Worker, error) {
 	return out, err
 }
 
+// EnabledWorkers lists the enabled workers (none before the module's
+// tables exist), for the leader's dispatcher.
+func (q *Queue) EnabledWorkers(ctx context.Context) ([]Worker, error) {
+	if !q.migrated() {
+		return nil, nil
+	}
+	all, err := q.Workers(ctx)
+	out := all[:0]
+	for _, w := range all {
+		if w.Enabled {
+			out = append(out, w)
+		}
+	}
+	return out, err
+}
+
 // Worker reads worker id.
 func (q *Queue) Worker(ctx context.Context, id string) (*Worker, error) {
 	var w *Worker
@@ -208,6 +224,7 @@ func (q *Queue) applyWorker(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
+	err = nil
 	switch c.Op {
 	case opCreate:
 		_, err = tx.Exec(`INSERT INTO _svc_queue_workers (`+workerCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,

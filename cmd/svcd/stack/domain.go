@@ -8,6 +8,8 @@ import (
 	"svcd/engine/csv"
 	"svcd/engine/files"
 	"svcd/engine/history"
+	"svcd/engine/jsvm"
+	"svcd/engine/queue"
 	"svcd/engine/search"
 	"svcd/engine/token"
 )
@@ -29,6 +31,11 @@ type Domain struct {
 	CSV *csv.CSV
 	// Files stores, serves and deletes the files of file fields.
 	Files *files.Files
+	// JS runs admin-authored JavaScript (engine/jsvm).
+	JS *jsvm.VM
+	// Queue keeps queue jobs, their workers and scheduled jobs; the
+	// leader's loops run them (queue.go).
+	Queue *queue.Queue
 }
 
 // DomainOptions configure the core and its modules.
@@ -64,6 +71,8 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.History = history.New(eng)
 	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
 	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
+	d.JS = jsvm.New(jsvm.Options{})
+	d.Queue = queue.New(eng, queue.Options{Code: d.JS})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
