@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -237,8 +236,8 @@ func TestQueueRetriesAndBackoff(t *testing.T) {
 
 	apitest.Run(t, s, []apitest.Scenario{{
 		Name: "bad options are refused, each named", Admin: true, Method: http.MethodPost, URL: queuesURL + "/flaky/jobs",
-		Body:           map[string]any{"retries": -1, "backoff": "linear", "retryDelayMs": 90000000, "delay": -5, "uniqueKey": strings.Repeat("k", 256)},
-		ExpectedStatus: http.StatusUnprocessableEntity,
+		Body:            map[string]any{"retries": -1, "backoff": "linear", "retryDelayMs": 90000000, "delay": -5, "uniqueKey": strings.Repeat("k", 256)},
+		ExpectedStatus:  http.StatusUnprocessableEntity,
 		ExpectedContent: []string{`"retries"`, `"backoff"`, `"retryDelayMs"`, `"delay"`, `"uniqueKey"`},
 	}, {
 		Name: "a bad queue name", Admin: true, Method: http.MethodPost, URL: queuesURL + "/-x/jobs", Body: map[string]any{},
@@ -416,5 +415,4 @@ func TestWorkerAdmin(t *testing.T) {
 			Body: map[string]any{"concurrency": 2}, ExpectedStatus: http.StatusNotFound,
 		},
 	})
-	_ = fmt.Sprint()
 }
