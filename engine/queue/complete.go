@@ -123,9 +123,13 @@ func (q *Queue) applyComplete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			claimed_by = NULL, claim_until_ms = NULL, updated_ms = ?, finished_ms = ? WHERE id = ?`,
 			result, errText, c.Now, c.Now, c.ID)
 	case attempt <= retries:
+		runAfter := int64(dueNow)
+		if d := BackoffMs(backoff, retryDelay, attempt); d > 0 {
+			runAfter = c.Now + d
+		}
 		_, err = tx.Exec(`UPDATE _svc_queue_jobs SET state = 'queued', last_error = ?, run_after_ms = ?,
 			claimed_by = NULL, claim_until_ms = NULL, updated_ms = ? WHERE id = ?`,
-			errText, c.Now+BackoffMs(backoff, retryDelay, attempt), c.Now, c.ID)
+			errText, runAfter, c.Now, c.ID)
 		tx.Emit(fsm.Event{Kind: evQueued, Subject: queue})
 	default:
 		_, err = tx.Exec(`UPDATE _svc_queue_jobs SET state = 'dead', last_error = ?,

@@ -59,8 +59,14 @@ type newJob struct {
 	Backoff      string          `json:"backoff"`
 	RetryDelayMs int64           `json:"retry_delay_ms"`
 	UniqueKey    string          `json:"unique_key,omitempty"`
-	RunAfterMs   int64           `json:"run_after_ms"`
+	// RunAfterMs is when the job is due (unix ms), dueNow for at once.
+	RunAfterMs int64 `json:"run_after_ms"`
 }
+
+// dueNow is the run_after of a job due at once, whatever the clock of the
+// node that proposed it or of the leader that claims it (nodes' clocks
+// differ; "now" on one may be the future on another).
+const dueNow = 0
 
 type enqueueCmd struct {
 	Job newJob `json:"job"`
@@ -131,13 +137,13 @@ func (q *Queue) resolveJob(queue string, payload json.RawMessage, opts EnqueueOp
 		payload = compact(payload)
 	}
 	j := &newJob{ID: uuid.NewString(), Queue: queue, Payload: payload, Retries: DefaultRetries,
-		Backoff: BackoffExponential, RetryDelayMs: DefaultRetryDelayMs, UniqueKey: opts.UniqueKey, RunAfterMs: now}
+		Backoff: BackoffExponential, RetryDelayMs: DefaultRetryDelayMs, UniqueKey: opts.UniqueKey, RunAfterMs: dueNow}
 	if opts.Delay != nil {
 		d := *opts.Delay
 		if math.IsNaN(d) || d < 0 || d > MaxDelaySeconds {
 			bad["delay"] = "must be a number of seconds from 0 to 31536000"
-		} else {
-			j.RunAfterMs = now + int64(math.Round(d*1000))
+		} else if ms := int64(math.Round(d * 1000)); ms > 0 {
+			j.RunAfterMs = now + ms
 		}
 	}
 	if len(opts.UniqueKey) > MaxUniqueKeyLen {

@@ -103,7 +103,7 @@ func (q *Queue) RunNow(ctx context.Context, id string) (*Run, uint64, error) {
 func (q *Queue) firingJob(j *cronRow, queue string, scheduledAt int64, manual bool, now int64) *newJob {
 	payload, _ := json.Marshal(workerPayload{JobID: j.ID, Name: j.Name, ScheduledAt: scheduledAt, Manual: manual})
 	return &newJob{ID: uuid.NewString(), Queue: queue, Payload: payload, Retries: DefaultRetries,
-		Backoff: BackoffExponential, RetryDelayMs: DefaultRetryDelayMs, RunAfterMs: now}
+		Backoff: BackoffExponential, RetryDelayMs: DefaultRetryDelayMs, RunAfterMs: dueNow}
 }
 
 // FireDue fires, for node by, every job due on this replica's view at the

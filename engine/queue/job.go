@@ -65,7 +65,8 @@ func scanJob(scan func(dest ...any) error) (*Job, error) {
 		j.Result = json.RawMessage(*r)
 	}
 	j.UniqueKey, j.ClaimedBy, j.LastError = anyString(uniqueKey), anyString(by), anyString(lastErr)
-	j.RunAfter, j.Created, j.Updated = seconds(runAfter), seconds(created), seconds(upd)
+	// A job due at once (dueNow) shows its creation time.
+	j.RunAfter, j.Created, j.Updated = seconds(max(runAfter, created)), seconds(created), seconds(upd)
 	j.ClaimUntil, j.Finished = anySeconds(claimUntil), anySeconds(fin)
 	return &j, nil
 }

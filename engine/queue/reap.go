@@ -91,7 +91,7 @@ func (q *Queue) applyReap(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	for _, e := range list {
 		if e.attempt <= e.retries {
 			_, err = tx.Exec(`UPDATE _svc_queue_jobs SET state = 'queued', last_error = ?, run_after_ms = ?,
-				claimed_by = NULL, claim_until_ms = NULL, updated_ms = ? WHERE id = ?`, msgClaimExpired, c.Now, c.Now, e.id)
+				claimed_by = NULL, claim_until_ms = NULL, updated_ms = ? WHERE id = ?`, msgClaimExpired, dueNow, c.Now, e.id)
 			tx.Emit(fsm.Event{Kind: evQueued, Subject: e.queue})
 		} else {
 			_, err = tx.Exec(`UPDATE _svc_queue_jobs SET state = 'dead', last_error = ?,

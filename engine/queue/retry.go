@@ -57,7 +57,7 @@ func (q *Queue) applyRetry(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		}
 	}
 	j, err := scanJob(tx.QueryRow(`UPDATE _svc_queue_jobs SET state = 'queued', attempt = 0, run_after_ms = ?,
-		finished_ms = NULL, updated_ms = ? WHERE id = ? RETURNING `+jobCols, c.Now, c.Now, c.ID).Scan)
+		finished_ms = NULL, updated_ms = ? WHERE id = ? RETURNING `+jobCols, dueNow, c.Now, c.ID).Scan)
 	if err != nil {
 		return nil, err
 	}
