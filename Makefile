@@ -8,7 +8,7 @@ PKGS      := ./...
 # cluster and crash tests are not starved.
 TESTFLAGS ?= -count=1 -p 2 -timeout 15m
 
-.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-bulk bench-fanout bench-files bench-regions bench-failover lint fmt fuzz clean jepsen jepsen-smoke
+.PHONY: run build test test-short race bench bench-e2e bench-cluster bench-bulk bench-fanout bench-files bench-queue bench-regions bench-failover lint fmt fuzz clean jepsen jepsen-smoke
 
 build:
 	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/svcd
@@ -46,6 +46,7 @@ bench:
 	$(MAKE) bench-fanout
 	$(MAKE) bench-bulk
 	$(MAKE) bench-files
+	$(MAKE) bench-queue
 
 # Each fuzz target for FUZZTIME; `make test` replays their seed corpora
 # (testdata/fuzz/) and fuzzes each for 5 s.
@@ -128,6 +129,25 @@ bench-bulk: build
 	echo "== three nodes, through the leader"; \
 	./bin/svcbench --url http://127.0.0.1:18601 --clients 16 --duration $(BENCH_DURATION) --warmup 2s --fresh --scenario batch; \
 	./bin/svcbench --url http://127.0.0.1:18601 --clients 4 --scenario ingest --rows $(BENCH_BULK_ROWS) --rows-per-request 5000
+
+# Queue throughput for docs/benchmarks.md (docs/jobs.md): BENCH_QUEUE_JOBS
+# queue jobs enqueued by 16 clients and run by one worker of concurrency
+# 16 (its code returns the payload), on a fresh single node, then on a
+# fresh local three-node cluster with the enqueues spread over the nodes
+# (the leader runs every job). jobs/s counts from the first enqueue to the
+# last success.
+BENCH_QUEUE_JOBS ?= 20000
+bench-queue: build
+	@dir=$$(mktemp -d); export SVC_LOG_LEVEL=warn SVC_RATE_ENABLED=0; \
+	SVC_DATA_DIR=$$dir/one ./$(BIN) serve --http 127.0.0.1:18555 >$$dir/one.log 2>&1 & pid=$$!; \
+	for i in $$(seq 50); do curl -sf 127.0.0.1:18555/_/ready >/dev/null && break; sleep 0.1; done; \
+	echo "== one node"; \
+	./bin/svcbench --url http://127.0.0.1:18555 --clients 16 --scenario queue --jobs $(BENCH_QUEUE_JOBS) --worker-concurrency 16; \
+	kill $$pid; wait $$pid 2>/dev/null; \
+	export SVC_CLUSTER_KEY=bench-$$RANDOM$$RANDOM; \
+	$(start_cluster); \
+	echo "== three nodes, enqueues spread over them"; \
+	./bin/svcbench --urls $(BENCH_NODES) --spread --clients 16 --scenario queue --jobs $(BENCH_QUEUE_JOBS) --worker-concurrency 16
 
 # Realtime fan-out figures for docs/benchmarks.md, per transport on a fresh
 # single node: the server's memory per idle subscription, delivery p50/p99 of

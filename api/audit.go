@@ -76,6 +76,12 @@ func auditAction(method, path string) (action, target string) {
 		return "indexes." + verb, segs[1]
 	case resource == "flags" && len(segs) == 3 && segs[2] == "evaluate":
 		return "flags.evaluate", segs[1]
+	case resource == "jobs" && len(segs) == 3 && segs[2] == "run":
+		return "jobs.run", segs[1]
+	case resource == "queues" && len(segs) == 5 && segs[4] == "retry":
+		return "queues.retry", segs[3]
+	case resource == "queues" && len(segs) == 3 && segs[2] == "jobs":
+		return "queues.enqueue", segs[1]
 	}
 	if len(segs) >= 2 {
 		target = segs[1]

@@ -31,6 +31,10 @@ type Options struct {
 	// engine/flags.
 	Flags        Flags
 	FlagSegments FlagSegments
+	// engine/queue: queue jobs, their workers, scheduled jobs.
+	Queues  Queues
+	Workers Workers
+	Jobs    Jobs
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -84,6 +88,9 @@ type Server struct {
 	files      Files
 	flags      Flags
 	segments   FlagSegments
+	queues     Queues
+	workers    Workers
+	jobs       Jobs
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -139,6 +146,7 @@ func New(opts Options) *Server {
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
 		flags: opts.Flags, segments: opts.FlagSegments,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -182,6 +190,9 @@ func New(opts Options) *Server {
 			s.mountCSV(r)
 			s.mountFlags(r)
 			s.mountFlagSegments(r)
+			s.mountQueues(r)
+			s.mountWorkers(r)
+			s.mountJobs(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

@@ -24,6 +24,11 @@
 //	        --rows-per-request per request (0: one request), up to
 //	        --clients at a time; one pass, no warmup; rows/s is the
 //	        records created over the wall time of the whole import
+//	queue   POST  /api/v1/admin/queues/bench_jobs/jobs: --jobs queue jobs
+//	        enqueued by the clients, run by one worker of
+//	        --worker-concurrency on the leader; one pass, no warmup;
+//	        jobs/s is the jobs run to success over the wall time from the
+//	        first enqueue to the last success (queue.go)
 //	all     create, then get, then list (the default)
 //	fanout, fanout-rate, fanout-idle
 //	        realtime delivery to --subscribers WebSocket or SSE
@@ -80,6 +85,7 @@
 //	         [--write-interval 250ms] [--pid PID]
 //	         [--batch-size 100] [--rows 100000] [--rows-per-request 0]
 //	         [--file-size 1MB] [--files-collection bench_files]
+//	         [--jobs 5000] [--worker-concurrency 16]
 package main
 
 import (
@@ -126,6 +132,9 @@ type config struct {
 	// File scenarios (files.go): 0 is each scenario's default.
 	fileSize        int64
 	filesCollection string
+	// The queue scenario (queue.go).
+	jobs              int
+	workerConcurrency int
 }
 
 // maxGetIDs bounds how many existing record ids are listed for get requests.
@@ -167,6 +176,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return err
 	})
 	fs.StringVar(&c.filesCollection, "files-collection", "bench_files", "upload, download, upload-big: collection with the file field (created when missing)")
+	fs.IntVar(&c.jobs, "jobs", 5000, "queue: jobs enqueued and run")
+	fs.IntVar(&c.workerConcurrency, "worker-concurrency", 16, "queue: the worker's concurrency (1-100)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: svcbench [flags]   (HTTP load generator for svcd; $SVC_SETUP_KEY is sent as X-Setup-Key)")
 		fs.PrintDefaults()
@@ -217,6 +228,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--rows-per-request must be >= 0")
 	case c.filesCollection == "":
 		return c, errors.New("--files-collection must not be empty")
+	case c.jobs < 1:
+		return c, errors.New("--jobs must be >= 1")
+	case c.workerConcurrency < 1 || c.workerConcurrency > 100:
+		return c, errors.New("--worker-concurrency must be 1 to 100")
 	}
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
 	return c, nil
@@ -304,8 +319,12 @@ func bench(ctx context.Context, cfg config, out, log io.Writer) ([]Result, error
 			}
 			continue
 		}
-		if sc == scIngest {
-			r, err := runIngest(ctx, env, cfg, log)
+		if sc == scIngest || sc == scQueue {
+			run := runIngest
+			if sc == scQueue {
+				run = runQueue
+			}
+			r, err := run(ctx, env, cfg, log)
 			if err != nil {
 				return results, fmt.Errorf("%s: %w", sc, err)
 			}

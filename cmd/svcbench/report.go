@@ -58,7 +58,10 @@ func formatLine(r Result) string {
 		r.Elapsed.Seconds(), r.Requests, r.RPS,
 		formatLatency(r.Latency.P50), formatLatency(r.Latency.P95),
 		formatLatency(r.Latency.P99), formatLatency(r.Latency.Max), r.Errors)
-	if r.Rows > 0 {
+	switch {
+	case r.Scenario == scQueue:
+		fmt.Fprintf(&b, "  jobs=%d  jobs/s=%.0f", r.Rows, r.RowsPS)
+	case r.Rows > 0:
 		fmt.Fprintf(&b, "  rows=%d  rows/s=%.0f", r.Rows, r.RowsPS)
 	}
 	if r.FileSize > 0 {
@@ -71,7 +74,11 @@ func formatLine(r Result) string {
 		fmt.Fprintf(&b, "  cpu/req=%sµs", sig3(*v))
 	}
 	if v := r.cpuPerRow(); v != nil {
-		fmt.Fprintf(&b, "  cpu/row=%sµs", sig3(*v))
+		unit := "row"
+		if r.Scenario == scQueue {
+			unit = "job"
+		}
+		fmt.Fprintf(&b, "  cpu/%s=%sµs", unit, sig3(*v))
 	}
 	if v := r.Server.CmdsPerTxn; v != nil {
 		fmt.Fprintf(&b, "  cmds/txn=%.1f", *v)

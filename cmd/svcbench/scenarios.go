@@ -21,7 +21,7 @@ const (
 )
 
 // scenarioNames lists the --scenario values, for messages.
-const scenarioNames = "create, get, list, filter, update, cas, mixed, all, batch, ingest, fanout, fanout-rate, fanout-idle, upload, download or upload-big"
+const scenarioNames = "create, get, list, filter, update, cas, mixed, all, batch, ingest, queue, fanout, fanout-rate, fanout-idle, upload, download or upload-big"
 
 // Mix of the mixed scenario, in percent: the rest are list requests.
 const (
@@ -37,7 +37,7 @@ func scenarios(value string) []string {
 		switch name = strings.TrimSpace(name); name {
 		case scAll:
 			out = append(out, scCreate, scGet, scList)
-		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed, scBatch, scIngest, scFanout, scFanoutRate, scFanoutIdle,
+		case scCreate, scGet, scList, scFilter, scUpdate, scCAS, scMixed, scBatch, scIngest, scQueue, scFanout, scFanoutRate, scFanoutIdle,
 			scUpload, scDownload, scUploadBig:
 			out = append(out, name)
 		default:
@@ -78,7 +78,7 @@ type scenarioEnv struct {
 
 // needsRows reports whether a scenario runs over seeded records.
 func needsRows(name string) bool {
-	return name != scCreate && name != scBatch && name != scIngest && !isFanout(name) && !isFileScenario(name)
+	return name != scCreate && name != scBatch && name != scIngest && name != scQueue && !isFanout(name) && !isFileScenario(name)
 }
 
 // newLoad builds the load of a scenario; cas fetches the current ETag of

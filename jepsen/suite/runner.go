@@ -125,7 +125,7 @@ func Run(t *testing.T, w Workload, faults []Fault, opts Options) Report {
 	wg.Wait()
 	rep.Duration = time.Since(start).Round(time.Millisecond).String()
 
-	finish(t, env)
+	finish(t, env, w)
 	mon.stop()
 	rep.Elections, rep.LeaderChanges = mon.elections()
 	logRaftEvents(env)
@@ -209,9 +209,16 @@ func recoverCluster(env *Env, timeout time.Duration) error {
 	return err
 }
 
-// finish heals every fault (network, pauses, crashes, clocks) and waits
-// for the nodes to converge (same digest at the same index) and stay so.
-func finish(t *testing.T, env *Env) {
+// Quiescer is a workload that has background work of its own to stop
+// (scheduled jobs) before the log can come to rest.
+type Quiescer interface {
+	Quiesce(ctx context.Context, env *Env) error
+}
+
+// finish heals every fault (network, pauses, crashes, clocks), lets w
+// stop its background work, and waits for the nodes to converge (same
+// digest at the same index) and stay so.
+func finish(t *testing.T, env *Env, w Workload) {
 	t.Helper()
 	if err := env.Net.Heal(); err != nil {
 		t.Errorf("jepsen: heal: %v", err)
@@ -226,6 +233,14 @@ func finish(t *testing.T, env *Env) {
 	}
 	if err := recoverCluster(env, 60*time.Second); err != nil {
 		t.Fatalf("jepsen: the cluster did not recover: %v", err)
+	}
+	if qz, ok := w.(Quiescer); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := qz.Quiesce(ctx, env)
+		cancel()
+		if err != nil {
+			t.Errorf("jepsen: quiesce %s: %v", w.Name(), err)
+		}
 	}
 	// Writes whose clients gave up can still be in flight (a resumed
 	// process finishing the requests it held when it was stopped): wait

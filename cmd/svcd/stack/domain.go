@@ -9,6 +9,8 @@ import (
 	"svcd/engine/files"
 	"svcd/engine/flags"
 	"svcd/engine/history"
+	"svcd/engine/jsvm"
+	"svcd/engine/queue"
 	"svcd/engine/search"
 	"svcd/engine/token"
 )
@@ -32,6 +34,11 @@ type Domain struct {
 	Files *files.Files
 	// Flags keeps and evaluates feature flags and their segments.
 	Flags *flags.Flags
+	// JS runs admin-authored JavaScript (engine/jsvm).
+	JS *jsvm.VM
+	// Queue keeps queue jobs, their workers and scheduled jobs; the
+	// leader's loops run them (queue.go).
+	Queue *queue.Queue
 }
 
 // DomainOptions configure the core and its modules.
@@ -71,6 +78,8 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	if d.Flags, err = flags.New(eng); err != nil {
 		return nil, err
 	}
+	d.JS = jsvm.New(jsvm.Options{})
+	d.Queue = queue.New(eng, queue.Options{Code: d.JS})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
