@@ -74,6 +74,8 @@ func auditAction(method, path string) (action, target string) {
 		return resource + "." + strings.ReplaceAll(segs[1], "-", "_"), ""
 	case resource == "collections" && len(segs) >= 3 && segs[2] == "indexes":
 		return "indexes." + verb, segs[1]
+	case resource == "webhooks" && len(segs) == 3 && segs[2] == "test":
+		return "webhooks.test", segs[1]
 	}
 	if len(segs) >= 2 {
 		target = segs[1]

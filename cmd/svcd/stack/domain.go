@@ -10,6 +10,7 @@ import (
 	"svcd/engine/history"
 	"svcd/engine/search"
 	"svcd/engine/token"
+	"svcd/engine/webhooks"
 )
 
 // Domain is the engine's core with every module wired to it: the one
@@ -29,6 +30,8 @@ type Domain struct {
 	CSV *csv.CSV
 	// Files stores, serves and deletes the files of file fields.
 	Files *files.Files
+	// Webhooks manages webhooks and the outbox of their deliveries.
+	Webhooks *webhooks.Webhooks
 }
 
 // DomainOptions configure the core and its modules.
@@ -44,6 +47,9 @@ type DomainOptions struct {
 	Blobs files.Stores
 	// Thumbnails makes thumbnails (nil: originals are served).
 	Thumbnails files.Thumbnailer
+	// WebhookSender posts webhook deliveries (nil: they are queued but
+	// never sent from this node).
+	WebhookSender webhooks.Sender
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -64,6 +70,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.History = history.New(eng)
 	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
 	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
+	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
