@@ -20,6 +20,7 @@ const webhooksURL = "/api/v1/admin/webhooks"
 
 // received is one request a receiver got.
 type received struct {
+	URI    string // path and query
 	Header http.Header
 	Body   []byte
 	At     time.Time
@@ -45,7 +46,7 @@ func newReceiver(t testing.TB, respond func(n int, w http.ResponseWriter, r *htt
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.got = append(rc.got, received{Header: r.Header.Clone(), Body: body, At: time.Now()})
+		rc.got = append(rc.got, received{URI: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body, At: time.Now()})
 		n := len(rc.got)
 		rc.mu.Unlock()
 		if rc.respond != nil {
