@@ -15,8 +15,9 @@ import (
 // Claiming: before an attempt, the leader's dispatcher claims the
 // delivery through the log, under the name of its leadership session
 // (claimer) and with a lease of the webhook's timeout plus a minute. A
-// delivery is due when it is pending or retrying, its next attempt time
-// has come, and nobody holds a live claim on it: a claim by another
+// delivery is due when it is pending (whatever the clock of the node that
+// queued it said), or retrying and its next attempt time has come, and
+// nobody holds a live claim on it: a claim by another
 // session is a leader that is gone (its attempt may or may not have
 // reached the receiver), so it is taken over at once; a claim of the
 // same session is left alone until its lease runs out. Taking over a
@@ -76,7 +77,7 @@ func (m *Webhooks) Claim(ctx context.Context, claimer string, limit int, take fu
 	err := m.core.Store().View(ctx, func(r *fsm.Reader) error {
 		rows, err := r.Query(`SELECT d.id, d.webhook_id FROM _svc_webhook_deliveries d
 			JOIN _svc_webhooks w ON w.id = d.webhook_id
-			WHERE d.status IN ('pending', 'retrying') AND d.next_ms <= ?
+			WHERE d.status IN ('pending', 'retrying') AND (d.status = 'pending' OR d.next_ms <= ?)
 				AND (d.claimer = '' OR d.claimer <> ? OR d.lease_ms <= ?)
 				AND (w.enabled = 1 OR d.event = ?)
 			ORDER BY d.next_ms, d.seq LIMIT ?`, now, claimer, now, TestEvent, claimCandidates)
@@ -159,7 +160,7 @@ func (m *Webhooks) applyClaim(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		due := (status == statePending || status == stateRetrying) && next <= c.NowMs &&
+		due := (status == statePending || status == stateRetrying && next <= c.NowMs) &&
 			(holder == "" || holder != c.Claimer || lease <= c.NowMs) && (enabled || event == TestEvent)
 		if !due {
 			continue
