@@ -46,17 +46,23 @@ const (
 	DefaultWebhookBatch    = 50
 	defaultPruneEvery      = time.Hour
 	maxCompleteBatch       = 200
+	// wakeDelay is how long the dispatcher gathers freshly queued
+	// deliveries before it claims them.
+	wakeDelay = 100 * time.Millisecond
 )
 
 // WebhookDispatcher sends webhook deliveries while this node leads. Every
-// Interval, and at once when a committed command queued deliveries or a
-// slot frees up while more are due, it claims up to Batch due deliveries
-// (never more than the free slots of the outbox's concurrency, and never
-// so many for one target that it holds every slot: a target gets at most
-// three quarters of them) and starts their attempts without waiting for
-// them: one slow receiver does not hold up the tick. Outcomes are
-// recorded in batches as attempts end. Each leadership gets a new claimer
-// name, so a new leader takes over at once what an old one left claimed.
+// Interval, 100 ms after a committed command queued deliveries, and when
+// its queue runs low while more are due, it claims up to Batch due
+// deliveries and starts their attempts without waiting for them, up to
+// the outbox's concurrency at once: one slow receiver does not hold up
+// the tick. It holds at most as many claimed deliveries waiting for a
+// slot as there are slots, so a slot that frees up is used at once,
+// without a claim (a round through the log) each. One target never has
+// more than three quarters of the slots (and of the waiting places).
+// Outcomes are recorded in batches as attempts end. Each leadership gets
+// a new claimer name, so a new leader takes over at once what an old one
+// left claimed.
 type WebhookDispatcher struct {
 	Outbox WebhookOutbox
 	Log    *slog.Logger
@@ -80,8 +86,8 @@ func (d *WebhookDispatcher) SetEnabled(ctx context.Context, enabled bool) {
 	var b [6]byte
 	rand.Read(b[:])
 	s := &dispatchSession{
-		d: d, claimer: d.NodeID + "/" + hex.EncodeToString(b[:]), byTarget: map[string]int{},
-		done: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+		d: d, claimer: d.NodeID + "/" + hex.EncodeToString(b[:]), running: map[string]int{}, held: map[string]int{},
+		done: make(chan struct{}, 1), low: make(chan struct{}, 1),
 	}
 	go s.run(ctx)
 }
@@ -91,14 +97,22 @@ type dispatchSession struct {
 	d       *WebhookDispatcher
 	claimer string
 
-	mu       sync.Mutex
-	total    int            // attempts in flight
-	byTarget map[string]int // attempts in flight per target
-	results  []DeliveryOutcome
-	sends    sync.WaitGroup
+	mu      sync.Mutex
+	total   int            // attempts in flight
+	running map[string]int // attempts in flight per target
+	held    map[string]int // claimed deliveries (in flight or waiting) per target
+	waiting []DeliveryTask // claimed, waiting for a slot
+	results []DeliveryOutcome
+	sends   sync.WaitGroup
 
-	done  chan struct{} // an attempt ended: outcomes to record
-	freed chan struct{} // a slot freed up
+	done chan struct{} // an attempt ended: outcomes to record
+	low  chan struct{} // the waiting queue ran low
+}
+
+// limits are the slots (attempts in flight) and a target's share of them.
+func (s *dispatchSession) limits() (slots, perTarget int) {
+	slots = max(s.d.Outbox.Concurrency(), 1)
+	return slots, max(slots-slots/4, 1)
 }
 
 func (s *dispatchSession) run(ctx context.Context) {
@@ -125,47 +139,49 @@ func (s *dispatchSession) run(ctx context.Context) {
 		if again && ctx.Err() == nil {
 			continue
 		}
-		var freed <-chan struct{}
+		var low <-chan struct{}
 		if more {
-			freed = s.freed
+			low = s.low
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		case <-s.d.Outbox.Queued():
-		case <-freed:
+			// Let the changes committing meanwhile queue theirs too: one
+			// claim for many of them, not one each.
+			sleep(ctx, min(wakeDelay, interval))
+		case <-low:
 		case <-prune.C:
 			s.prune(ctx)
 		}
 	}
 }
 
-// tick claims what there is room for and starts the attempts. It reports
-// again when it took a full batch and slots are still free (look again at
-// once), and more when more may be due than it took (the next slot that
-// frees up is worth another look).
+// tick claims what there is room for (free slots, and as many waiting
+// places) and starts what it can. It reports again when it took a full
+// batch and there is room still (look again at once), and more when more
+// may be due than it took (worth a look when the queue runs low).
 func (s *dispatchSession) tick(ctx context.Context) (again, more bool) {
 	batch := s.d.Batch
 	if batch <= 0 {
 		batch = DefaultWebhookBatch
 	}
-	slots := max(s.d.Outbox.Concurrency(), 1)
-	perTarget := max(slots-slots/4, 1)
+	slots, perTarget := s.limits()
 	s.mu.Lock()
-	free := slots - s.total
+	room := 2*slots - s.total - len(s.waiting)
 	s.mu.Unlock()
-	if free <= 0 {
+	if room <= 0 {
 		return false, true
 	}
-	limit := min(batch, free)
+	limit := min(batch, room)
 	taken := map[string]int{}
 	refused := false
 	take := func(target string) bool {
 		s.mu.Lock()
-		busy := s.byTarget[target]
+		held := s.held[target]
 		s.mu.Unlock()
-		if busy+taken[target] >= perTarget {
+		if held+taken[target] >= 2*perTarget {
 			refused = true
 			return false
 		}
@@ -179,34 +195,61 @@ func (s *dispatchSession) tick(ctx context.Context) (again, more bool) {
 		}
 		return false, false
 	}
+	s.mu.Lock()
 	for _, t := range tasks {
-		s.start(ctx, t)
+		s.held[t.Target()]++
 	}
+	s.waiting = append(s.waiting, tasks...)
+	s.mu.Unlock()
+	s.pump(ctx)
 	full := len(tasks) == limit
-	return full && limit == batch && free > limit, refused || full
+	return full && limit == batch && room > limit, refused || full
 }
 
-// start runs one attempt in its own goroutine.
-func (s *dispatchSession) start(ctx context.Context, t DeliveryTask) {
+// pump starts the waiting attempts that fit: a free slot, and their
+// target under its share.
+func (s *dispatchSession) pump(ctx context.Context) {
+	slots, perTarget := s.limits()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.waiting[:0]
+	for _, t := range s.waiting {
+		target := t.Target()
+		if s.total >= slots || s.running[target] >= perTarget {
+			kept = append(kept, t)
+			continue
+		}
+		s.total++
+		s.running[target]++
+		s.sends.Add(1)
+		go s.send(ctx, t)
+	}
+	clear(s.waiting[len(kept):])
+	s.waiting = kept
+	if len(s.waiting) <= slots/2 {
+		signal(s.low)
+	}
+}
+
+// send makes one attempt, then frees its slot for the next.
+func (s *dispatchSession) send(ctx context.Context, t DeliveryTask) {
+	defer s.sends.Done()
+	out := t.Send(ctx)
 	target := t.Target()
 	s.mu.Lock()
-	s.total++
-	s.byTarget[target]++
+	s.total--
+	if s.running[target]--; s.running[target] <= 0 {
+		delete(s.running, target)
+	}
+	if s.held[target]--; s.held[target] <= 0 {
+		delete(s.held, target)
+	}
+	s.results = append(s.results, out)
 	s.mu.Unlock()
-	s.sends.Add(1)
-	go func() {
-		defer s.sends.Done()
-		out := t.Send(ctx)
-		s.mu.Lock()
-		s.total--
-		if s.byTarget[target]--; s.byTarget[target] <= 0 {
-			delete(s.byTarget, target)
-		}
-		s.results = append(s.results, out)
-		s.mu.Unlock()
-		signal(s.done)
-		signal(s.freed)
-	}()
+	signal(s.done)
+	if ctx.Err() == nil {
+		s.pump(ctx)
+	}
 }
 
 // record records outcomes as attempts end, in batches; a batch the log
@@ -252,6 +295,13 @@ func (s *dispatchSession) record(ctx context.Context) {
 func (s *dispatchSession) prune(ctx context.Context) {
 	if err := s.d.Outbox.Prune(ctx); err != nil && ctx.Err() == nil {
 		s.d.Log.Warn("finished webhook deliveries could not be pruned", "err", err)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }
 

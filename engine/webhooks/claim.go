@@ -14,7 +14,8 @@ import (
 
 // Claiming: before an attempt, the leader's dispatcher claims the
 // delivery through the log, under the name of its leadership session
-// (claimer) and with a lease of the webhook's timeout plus a minute. A
+// (claimer) and with a lease of twice the webhook's timeout plus a minute
+// (the dispatcher may hold a claimed delivery while a slot frees up). A
 // delivery is due when it is pending (whatever the clock of the node that
 // queued it said), or retrying and its next attempt time has come, and
 // nobody holds a live claim on it: a claim by another
@@ -24,7 +25,8 @@ import (
 // claim keeps the attempt's number: the attempt was never recorded.
 // Deliveries of a disabled webhook wait (test deliveries excepted).
 
-// leaseMargin is added to the webhook's timeout for a claim's lease.
+// leaseMargin is added to twice the webhook's timeout for a claim's
+// lease.
 const leaseMargin = 60_000
 
 // claimCandidates bounds the due deliveries read for one claim.
@@ -169,7 +171,7 @@ func (m *Webhooks) applyClaim(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			attempt++
 		}
 		if _, err := tx.Exec(`UPDATE _svc_webhook_deliveries SET claimer = ?, lease_ms = ?, attempt = ?, updated = ?
-			WHERE id = ?`, c.Claimer, c.NowMs+max(timeout, minTimeout)+leaseMargin, attempt, c.NowMs/1000, id); err != nil {
+			WHERE id = ?`, c.Claimer, c.NowMs+2*max(timeout, minTimeout)+leaseMargin, attempt, c.NowMs/1000, id); err != nil {
 			return nil, err
 		}
 		out.Claimed = append(out.Claimed, claimed{ID: id, Attempt: attempt})
