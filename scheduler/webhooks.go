@@ -68,6 +68,11 @@ type WebhookDispatcher struct {
 	Log    *slog.Logger
 	// NodeID starts the claimer names (for the operator reading them).
 	NodeID string
+	// Lead, when set, is asked before each claim: a node that stopped
+	// leading does not claim (its commands would be forwarded to the new
+	// leader and take deliveries over from it) in the moments before its
+	// session ends. Outcomes are still recorded.
+	Lead Leadership
 	// Interval between ticks (0: DefaultWebhookInterval); Batch, the most
 	// deliveries claimed per tick (0: DefaultWebhookBatch).
 	Interval time.Duration
@@ -166,6 +171,9 @@ func (s *dispatchSession) tick(ctx context.Context) (again, more bool) {
 	batch := s.d.Batch
 	if batch <= 0 {
 		batch = DefaultWebhookBatch
+	}
+	if s.d.Lead != nil && !s.d.Lead.IsLeader() {
+		return false, false
 	}
 	slots, perTarget := s.limits()
 	s.mu.Lock()

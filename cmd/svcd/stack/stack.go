@@ -213,7 +213,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
 	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log},
-		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Interval: cfg.WebhookInterval})
+		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Lead: node, Interval: cfg.WebhookInterval})
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
 	work.Add(3)
