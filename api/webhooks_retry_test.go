@@ -187,8 +187,12 @@ func TestWebhookBackoff(t *testing.T) {
 		}
 		for i, wait := range c.waits {
 			attempt := int64(i + 1)
+			// Recorded: retrying, and the next attempt in the future (while
+			// an attempt is in flight its number shows already, with the
+			// time it fell due).
 			d := waitDelivery(t, s, hook, ids[0], func(d map[string]any) bool {
-				return d["status"] == "retrying" && apitest.Int(t, d["attempt"]) == attempt
+				return d["status"] == "retrying" && apitest.Int(t, d["attempt"]) == attempt &&
+					apitest.Int(t, d["next_attempt_at"]) > clock.Now().Unix()
 			})
 			now := clock.Now().Unix()
 			if next := apitest.Int(t, d["next_attempt_at"]); next != now+wait {
