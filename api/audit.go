@@ -82,6 +82,8 @@ func auditAction(method, path string) (action, target string) {
 		return "queues.retry", segs[3]
 	case resource == "queues" && len(segs) == 3 && segs[2] == "jobs":
 		return "queues.enqueue", segs[1]
+	case resource == "webhooks" && len(segs) == 3 && segs[2] == "test":
+		return "webhooks.test", segs[1]
 	}
 	if len(segs) >= 2 {
 		target = segs[1]

@@ -34,6 +34,8 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/jobs", engine.RoleDeveloper, engine.RoleDeveloper},
 	{"/api/v1/admin/workers", engine.RoleDeveloper, engine.RoleDeveloper},
 	{"/api/v1/admin/queues", engine.RoleDeveloper, engine.RoleDeveloper},
+	// Webhooks (their URLs, headers and secrets) are the developer's.
+	{"/api/v1/admin/webhooks", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Users' MFA and impersonation are app data (users): editors.
 	{"/api/v1/admin/users", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/impersonate", engine.RoleEditor, engine.RoleEditor},

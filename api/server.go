@@ -35,6 +35,8 @@ type Options struct {
 	Queues  Queues
 	Workers Workers
 	Jobs    Jobs
+	// engine/webhooks.
+	Webhooks Webhooks
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -91,6 +93,7 @@ type Server struct {
 	queues     Queues
 	workers    Workers
 	jobs       Jobs
+	webhooks   Webhooks
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -144,7 +147,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
-		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
+		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks,
 		flags: opts.Flags, segments: opts.FlagSegments,
 		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
@@ -193,6 +196,7 @@ func New(opts Options) *Server {
 			s.mountQueues(r)
 			s.mountWorkers(r)
 			s.mountJobs(r)
+			s.mountWebhooks(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

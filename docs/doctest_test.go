@@ -43,7 +43,7 @@ func TestDocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts svcd nodes")
 	}
-	for _, tool := range []string{"bash", "curl", "jq", "oathtool", "go"} {
+	for _, tool := range []string{"bash", "curl", "jq", "oathtool", "go", "node"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("the doc test needs %s (.ci/run installs it)", tool)

@@ -133,6 +133,11 @@ func TestJepsen(t *testing.T) {
 			queue.Duration = 10 * time.Second
 			run(t, suite.NewQueue(), []suite.Fault{suite.Kill{Leader: true}}, queue)
 		})
+		t.Run("webhook", func(t *testing.T) {
+			wh := opts
+			wh.Duration = 15 * time.Second
+			run(t, suite.NewWebhook(), []suite.Fault{suite.Kill{Leader: true}, suite.Pause{Leader: true}}, wh)
+		})
 		return
 	}
 	total := envDuration(t, "JEPSEN_TIME", 5*time.Minute)
@@ -152,6 +157,7 @@ func TestJepsen(t *testing.T) {
 	t.Run("realtime", func(t *testing.T) { run(t, suite.NewRealtime(), allFaults(), opts) })
 	t.Run("bank", func(t *testing.T) { run(t, suite.NewBank(), allFaults(), opts) })
 	t.Run("queue", func(t *testing.T) { run(t, suite.NewQueue(), allFaults(), opts) })
+	t.Run("webhook", func(t *testing.T) { run(t, suite.NewWebhook(), allFaults(), opts) })
 	five := opts
 	five.Nodes = 5
 	t.Run("set-5-nodes", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), five) })

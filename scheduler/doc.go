@@ -3,8 +3,8 @@
 // stops leading (the shape of Nomad's establishLeadership and
 // revokeLeadership). Its subsystems: the internal-schema migrator; the job
 // firer (cron.go), the queue dispatcher (dispatch.go) and the reaper
-// (reaper.go) of the queue module; workflow timers, webhook dispatch and
-// pruning join them as they are built.
+// (reaper.go) of the queue module; the webhook dispatcher (webhooks.go);
+// workflow timers and pruning join them as they are built.
 //
 // A subsystem decides when to propose; the state machine decides what a
 // proposal does, from the database alone. So a subsystem needs no state of

@@ -61,6 +61,9 @@ type Options struct {
 	// ProgressInterval is stack.Config.ProgressInterval: the time between
 	// two progress lines of long work (0: the default, 5 s).
 	ProgressInterval time.Duration
+	// WebhookInterval is stack.Config.WebhookInterval: the webhook
+	// dispatcher's tick (0: the default, 2 s).
+	WebhookInterval time.Duration
 }
 
 // Server is one running node.
@@ -99,6 +102,7 @@ func Start(t testing.TB, opts Options) *Server {
 		EncryptionKey:    opts.EncryptionKey,
 		Clock:            opts.Clock,
 		ProgressInterval: opts.ProgressInterval,
+		WebhookInterval:  opts.WebhookInterval,
 	}, logger)
 	if err != nil {
 		t.Fatalf("apitest: open stack: %v", err)

@@ -1,6 +1,7 @@
 // Package egress owns the node's outbound HTTP: every request that admin
 // settings or admin-written code can aim (mail over HTTP, the breached-
-// password check, webhooks and hooks later) goes through a Guard, which
+// password check, webhook deliveries through NewTransport, hooks later)
+// goes through a Guard, which
 // refuses private, loopback, link-local, metadata and other internal
 // destinations unless the settings allow them. The check runs on the
 // address actually dialled, after name resolution and on every redirect,

@@ -1,5 +1,7 @@
 // Package checker holds the history checkers of the fault tests: models
-// for github.com/anishathalye/porcupine's linearizability checker.
+// for github.com/anishathalye/porcupine's linearizability checker, and
+// the check of webhook deliveries against what was committed
+// (webhooks.go).
 package checker
 
 import (

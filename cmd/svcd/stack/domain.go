@@ -13,6 +13,7 @@ import (
 	"svcd/engine/queue"
 	"svcd/engine/search"
 	"svcd/engine/token"
+	"svcd/engine/webhooks"
 )
 
 // Domain is the engine's core with every module wired to it: the one
@@ -39,6 +40,8 @@ type Domain struct {
 	// Queue keeps queue jobs, their workers and scheduled jobs; the
 	// leader's loops run them (queue.go).
 	Queue *queue.Queue
+	// Webhooks manages webhooks and the outbox of their deliveries.
+	Webhooks *webhooks.Webhooks
 }
 
 // DomainOptions configure the core and its modules.
@@ -54,6 +57,9 @@ type DomainOptions struct {
 	Blobs files.Stores
 	// Thumbnails makes thumbnails (nil: originals are served).
 	Thumbnails files.Thumbnailer
+	// WebhookSender posts webhook deliveries (nil: they are queued but
+	// never sent from this node).
+	WebhookSender webhooks.Sender
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -80,6 +86,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	}
 	d.JS = jsvm.New(jsvm.Options{})
 	d.Queue = queue.New(eng, queue.Options{Code: d.JS})
+	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

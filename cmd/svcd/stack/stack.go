@@ -76,6 +76,9 @@ type Config struct {
 	// work (a CSV import or export, a snapshot written or restored);
 	// 0: progress.DefaultInterval (5 s). Tests make it short.
 	ProgressInterval time.Duration
+	// WebhookInterval is the webhook dispatcher's tick (0: SPEC.md's 2 s).
+	// Tests of retries make it short.
+	WebhookInterval time.Duration
 }
 
 // Stack is one node's state machine, domain and consensus, wired together.
@@ -168,7 +171,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -209,7 +212,9 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
-	subs := append([]scheduler.Subsystem{&scheduler.Migrator{M: eng, Log: log}}, dom.queueSubsystems(node.NodeID(), log)...)
+	subs := append([]scheduler.Subsystem{&scheduler.Migrator{M: eng, Log: log},
+		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Lead: node, Interval: cfg.WebhookInterval}},
+		dom.queueSubsystems(node.NodeID(), log)...)
 	loop := scheduler.NewLoop(node, log, 0, subs...)
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
