@@ -29,6 +29,9 @@ var roleTable = []roleRule{
 	// leadership and snapshots are the owner's.
 	{"/api/v1/admin/cluster", engine.RoleViewer, engine.RoleOwner},
 	{"/api/v1/admin/collections", engine.RoleViewer, engine.RoleDeveloper},
+	// Server-side code is the developer's; a workflow's runs hold app
+	// data (inputs, step results), so reading them is too.
+	{"/api/v1/admin/workflows", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Users' MFA and impersonation are app data (users): editors.
 	{"/api/v1/admin/users", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/impersonate", engine.RoleEditor, engine.RoleEditor},

@@ -28,6 +28,7 @@ type Options struct {
 	CSV         CSV
 	History     History
 	Files       Files
+	Workflows   Workflows
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -79,6 +80,7 @@ type Server struct {
 	csv        CSV
 	history    History
 	files      Files
+	workflows  Workflows
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -132,7 +134,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
-		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
+		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, workflows: opts.Workflows,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -174,6 +176,7 @@ func New(opts Options) *Server {
 			s.mountSettings(r)
 			s.mountMetrics(r)
 			s.mountCSV(r)
+			s.mountWorkflows(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry

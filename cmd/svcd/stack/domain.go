@@ -8,8 +8,10 @@ import (
 	"svcd/engine/csv"
 	"svcd/engine/files"
 	"svcd/engine/history"
+	"svcd/engine/jsvm"
 	"svcd/engine/search"
 	"svcd/engine/token"
+	"svcd/engine/workflows"
 )
 
 // Domain is the engine's core with every module wired to it: the one
@@ -29,6 +31,9 @@ type Domain struct {
 	CSV *csv.CSV
 	// Files stores, serves and deletes the files of file fields.
 	Files *files.Files
+	// Workflows keeps workflows and their runs, and executes the runs on
+	// the leader.
+	Workflows *workflows.Workflows
 }
 
 // DomainOptions configure the core and its modules.
@@ -64,6 +69,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.History = history.New(eng)
 	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
 	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
+	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{vm: jsvm.New(jsvm.Options{}), eng: eng}})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

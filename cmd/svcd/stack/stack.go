@@ -209,7 +209,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
-	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
+	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log},
+		&scheduler.Workflows{W: dom.Workflows, Log: log})
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
 	work.Add(3)
