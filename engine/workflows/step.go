@@ -56,20 +56,24 @@ func answer(rt *goja.Runtime, kv ...any) goja.Value {
 	return o
 }
 
+// stepAPI names the step function of each kind of step.
+var stepAPI = map[string]string{"run": "step.run", "sleep": "step.sleep", "wait": "step.waitForEvent"}
+
 // stepName reads and checks the step name argument, and that it is used
 // once in this advance (names are memo keys: unique and stable).
 func (a *advance) stepName(rt *goja.Runtime, v goja.Value, kind string) string {
 	name, ok := v.Export().(string)
 	switch {
 	case !ok || name == "":
-		panic(rt.NewTypeError("step.%s: the step name must be a non-empty string", kind))
+		panic(rt.NewTypeError("%s: the step name must be a non-empty string", stepAPI[kind]))
 	case len(name) > maxStepName:
-		panic(rt.NewTypeError("step.%s: the step name is longer than %d bytes", kind, maxStepName))
-	case a.used[name]:
-		panic(rt.NewTypeError("step name %q is used twice: step names must be unique in a workflow", name))
+		panic(rt.NewTypeError("%s: the step name is longer than %d bytes", stepAPI[kind], maxStepName))
 	}
 	if s := a.steps[name]; s != nil && s.kind != kind {
-		panic(rt.NewTypeError("step name %q belongs to a step.%s, not a step.%s", name, s.kind, kind))
+		panic(rt.NewTypeError("step name %q belongs to a %s, not a %s", name, stepAPI[s.kind], stepAPI[kind]))
+	}
+	if a.used[name] {
+		panic(rt.NewTypeError("step name %q is used twice: step names must be unique in a workflow", name))
 	}
 	a.used[name] = true
 	return name
