@@ -24,9 +24,8 @@ func (m *Workflows) StartRun(ctx context.Context, name string, input any) (strin
 	if err != nil {
 		return "", 0, err
 	}
-	if _, err := m.Get(ctx, name); err != nil {
-		return "", 0, err
-	}
+	// Whether the workflow exists is decided by the apply (404), not by
+	// this replica, which may not have applied its creation yet.
 	id := engine.NewID()
 	_, idx, err := m.core.Propose(ctx, cmdStart, startCmd{ID: id, Workflow: name, Input: raw, Now: m.core.Now().Unix()})
 	if err != nil {
