@@ -28,10 +28,11 @@ func (m *Workflows) DueRuns(ctx context.Context, limit int) (ids []string, next 
 	}
 	now := m.core.Now().Unix()
 	err = m.core.Store().ViewTx(ctx, func(r *fsm.Reader) error {
-		rows, err := r.Query(`SELECT id FROM _svc_workflow_runs r WHERE state = 'running'
-			OR (state = 'sleeping' AND wake_at <= ?)
-			OR (state = 'waiting' AND ((wake_at > 0 AND wake_at <= ?)
-				OR EXISTS (SELECT 1 FROM _svc_workflow_deliveries d WHERE d.run_id = r.id)))
+		// The state index keeps finished runs out of the scan.
+		rows, err := r.Query(`SELECT id FROM _svc_workflow_runs r WHERE state IN ('running', 'sleeping', 'waiting')
+			AND (state = 'running' OR (state = 'sleeping' AND wake_at <= ?)
+				OR (state = 'waiting' AND ((wake_at > 0 AND wake_at <= ?)
+					OR EXISTS (SELECT 1 FROM _svc_workflow_deliveries d WHERE d.run_id = r.id))))
 			ORDER BY updated, id LIMIT ?`, now, now, limit)
 		if err != nil {
 			return err
