@@ -75,8 +75,8 @@ func (a *advance) begin(rt *goja.Runtime, c goja.FunctionCall) goja.Value {
 	name := a.stepName(rt, c.Argument(0), "run")
 	retries := defaultRetries
 	if v := option(rt, c.Argument(1), "retries"); !goja.IsUndefined(v) {
-		n := seconds(rt, v, "step.run: retries")
-		if n != math.Trunc(n) || n > maxRetries {
+		n, ok := number(v)
+		if !ok || n < 0 || n != math.Trunc(n) || n > maxRetries {
 			panic(rt.NewTypeError("step.run: retries must be a whole number from 0 to %d", maxRetries))
 		}
 		retries = int(n)

@@ -127,14 +127,14 @@ type emitCmd struct {
 func (m *Workflows) observe(events []fsm.Event) {
 	for _, ev := range events {
 		if ev.Kind == evRunnable || ev.Kind == fsm.KindRestore || ev.Kind == engine.EvMigrate {
-			m.Kick()
+			m.wake()
 			return
 		}
 	}
 }
 
-// Kick wakes the executor's loop (it never blocks).
-func (m *Workflows) Kick() {
+// wake signals RunsChanged (it never blocks).
+func (m *Workflows) wake() {
 	select {
 	case m.kick <- struct{}{}:
 	default:

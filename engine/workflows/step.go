@@ -56,8 +56,13 @@ func answer(rt *goja.Runtime, kv ...any) goja.Value {
 	return o
 }
 
-// stepAPI names the step function of each kind of step.
-var stepAPI = map[string]string{"run": "step.run", "sleep": "step.sleep", "wait": "step.waitForEvent"}
+// stepAPI names the step function of a kind of step.
+func stepAPI(kind string) string {
+	if kind == "wait" {
+		return "step.waitForEvent"
+	}
+	return "step." + kind
+}
 
 // stepName reads and checks the step name argument, and that it is used
 // once in this advance (names are memo keys: unique and stable).
@@ -65,12 +70,12 @@ func (a *advance) stepName(rt *goja.Runtime, v goja.Value, kind string) string {
 	name, ok := v.Export().(string)
 	switch {
 	case !ok || name == "":
-		panic(rt.NewTypeError("%s: the step name must be a non-empty string", stepAPI[kind]))
+		panic(rt.NewTypeError("%s: the step name must be a non-empty string", stepAPI(kind)))
 	case len(name) > maxStepName:
-		panic(rt.NewTypeError("%s: the step name is longer than %d bytes", stepAPI[kind], maxStepName))
+		panic(rt.NewTypeError("%s: the step name is longer than %d bytes", stepAPI(kind), maxStepName))
 	}
 	if s := a.steps[name]; s != nil && s.kind != kind {
-		panic(rt.NewTypeError("step name %q belongs to a %s, not a %s", name, stepAPI[s.kind], stepAPI[kind]))
+		panic(rt.NewTypeError("step name %q belongs to a %s, not a %s", name, stepAPI(s.kind), stepAPI(kind)))
 	}
 	if a.used[name] {
 		panic(rt.NewTypeError("step name %q is used twice: step names must be unique in a workflow", name))
@@ -95,16 +100,27 @@ func option(rt *goja.Runtime, opts goja.Value, key string) goja.Value {
 	return goja.Undefined()
 }
 
-// seconds reads a non-negative number of seconds (at most ten years).
+// maxSeconds bounds a sleep and a wait's timeout: ten years.
+const maxSeconds = 10 * 366 * 86400
+
+// seconds reads a number of seconds from 0 to maxSeconds.
 func seconds(rt *goja.Runtime, v goja.Value, what string) float64 {
-	f, ok := v.Export().(float64)
-	if n, isInt := v.Export().(int64); isInt {
-		f, ok = float64(n), true
-	}
-	if !ok || math.IsNaN(f) || f < 0 || f > 10*366*86400 {
+	f, ok := number(v)
+	if !ok || f < 0 || f > maxSeconds {
 		panic(rt.NewTypeError("%s must be a number of seconds from 0 to ten years", what))
 	}
 	return f
+}
+
+// number reads a JavaScript number (not NaN).
+func number(v goja.Value) (float64, bool) {
+	switch x := v.Export().(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, !math.IsNaN(x)
+	}
+	return 0, false
 }
 
 // keyString reads an event key: a string or a number, undefined or null
