@@ -84,11 +84,28 @@ func auditAction(method, path string) (action, target string) {
 		return "queues.enqueue", segs[1]
 	case resource == "webhooks" && len(segs) == 3 && segs[2] == "test":
 		return "webhooks.test", segs[1]
+	case resource == "workflows" && method == http.MethodPost && len(segs) >= 2:
+		return workflowAction(segs)
 	}
 	if len(segs) >= 2 {
 		target = segs[1]
 	}
 	return resource + "." + verb, target
+}
+
+// workflowAction names the workflow actions that are POSTs to a path
+// below /admin/workflows: workflows.start (target: the workflow),
+// workflows.retry (the run), workflows.emit.
+func workflowAction(segs []string) (action, target string) {
+	switch {
+	case len(segs) == 2 && segs[1] == "events":
+		return "workflows.emit", ""
+	case len(segs) == 3 && segs[2] == "start":
+		return "workflows.start", segs[1]
+	case len(segs) == 4 && segs[1] == "runs" && segs[3] == "retry":
+		return "workflows.retry", segs[2]
+	}
+	return "workflows.create", segs[1]
 }
 
 // proxiesConfigured reports whether trusted proxies are set: only then is

@@ -36,6 +36,9 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/queues", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Webhooks (their URLs, headers and secrets) are the developer's.
 	{"/api/v1/admin/webhooks", engine.RoleDeveloper, engine.RoleDeveloper},
+	// Server-side code is the developer's; a workflow's runs hold app
+	// data (inputs, step results), so reading them is too.
+	{"/api/v1/admin/workflows", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Users' MFA and impersonation are app data (users): editors.
 	{"/api/v1/admin/users", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/impersonate", engine.RoleEditor, engine.RoleEditor},

@@ -37,6 +37,8 @@ type Options struct {
 	Jobs    Jobs
 	// engine/webhooks.
 	Webhooks Webhooks
+	// engine/workflows.
+	Workflows Workflows
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -94,6 +96,7 @@ type Server struct {
 	workers    Workers
 	jobs       Jobs
 	webhooks   Webhooks
+	workflows  Workflows
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -147,7 +150,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
-		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks,
+		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows,
 		flags: opts.Flags, segments: opts.FlagSegments,
 		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
@@ -197,6 +200,7 @@ func New(opts Options) *Server {
 			s.mountWorkers(r)
 			s.mountJobs(r)
 			s.mountWebhooks(r)
+			s.mountWorkflows(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

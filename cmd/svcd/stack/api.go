@@ -27,6 +27,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Workers:       s.Queue,
 		Jobs:          s.Queue,
 		Webhooks:      s.Webhooks,
+		Workflows:     s.Workflows,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

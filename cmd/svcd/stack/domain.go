@@ -14,6 +14,7 @@ import (
 	"svcd/engine/search"
 	"svcd/engine/token"
 	"svcd/engine/webhooks"
+	"svcd/engine/workflows"
 )
 
 // Domain is the engine's core with every module wired to it: the one
@@ -42,6 +43,9 @@ type Domain struct {
 	Queue *queue.Queue
 	// Webhooks manages webhooks and the outbox of their deliveries.
 	Webhooks *webhooks.Webhooks
+	// Workflows keeps workflows and their runs, and executes the runs on
+	// the leader.
+	Workflows *workflows.Workflows
 }
 
 // DomainOptions configure the core and its modules.
@@ -87,6 +91,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.JS = jsvm.New(jsvm.Options{})
 	d.Queue = queue.New(eng, queue.Options{Code: d.JS})
 	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
+	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{vm: d.JS, eng: eng}})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
