@@ -29,6 +29,10 @@ var roleTable = []roleRule{
 	// leadership and snapshots are the owner's.
 	{"/api/v1/admin/cluster", engine.RoleViewer, engine.RoleOwner},
 	{"/api/v1/admin/collections", engine.RoleViewer, engine.RoleDeveloper},
+	// Hooks and custom routes are code that runs with host access: their
+	// code is read and written by developers (SPEC.md).
+	{"/api/v1/admin/hooks", engine.RoleDeveloper, engine.RoleDeveloper},
+	{"/api/v1/admin/routes", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Users' MFA and impersonation are app data (users): editors.
 	{"/api/v1/admin/users", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/impersonate", engine.RoleEditor, engine.RoleEditor},

@@ -28,6 +28,8 @@ type Options struct {
 	CSV         CSV
 	History     History
 	Files       Files
+	// Scripts are the hooks and custom routes (engine/jsvm).
+	Scripts Scripts
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -79,6 +81,7 @@ type Server struct {
 	csv        CSV
 	history    History
 	files      Files
+	scripts    Scripts
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -132,7 +135,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
-		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
+		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, scripts: opts.Scripts,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -174,6 +177,13 @@ func New(opts Options) *Server {
 			s.mountSettings(r)
 			s.mountMetrics(r)
 			s.mountCSV(r)
+			s.mountScripts(r)
+		})
+		r.Group(func(r chi.Router) {
+			// Custom routes: the code's helpers check each collection's
+			// scopes and rules as the record routes do.
+			r.Use(s.authenticate)
+			s.mountCustom(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry

@@ -21,6 +21,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		CSV:           s.CSV,
 		History:       s.History,
 		Files:         s.Files,
+		Scripts:       s.Scripts,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

@@ -8,6 +8,7 @@ import (
 	"svcd/engine/csv"
 	"svcd/engine/files"
 	"svcd/engine/history"
+	"svcd/engine/jsvm"
 	"svcd/engine/search"
 	"svcd/engine/token"
 )
@@ -29,6 +30,9 @@ type Domain struct {
 	CSV *csv.CSV
 	// Files stores, serves and deletes the files of file fields.
 	Files *files.Files
+	// Scripts runs the JavaScript admins write: hooks, custom routes,
+	// and the code of jobs, queue workers and workflows (Run).
+	Scripts *jsvm.Module
 }
 
 // DomainOptions configure the core and its modules.
@@ -44,6 +48,9 @@ type DomainOptions struct {
 	Blobs files.Stores
 	// Thumbnails makes thumbnails (nil: originals are served).
 	Thumbnails files.Thumbnailer
+	// Scripts are the JavaScript module's outside world: its guarded and
+	// raw HTTP clients, the environment, the node's id.
+	Scripts jsvm.ModuleOptions
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -64,6 +71,14 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.History = history.New(eng)
 	d.CSV = csv.New(eng, csv.Options{ProgressInterval: opts.ProgressInterval})
 	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
+	so := opts.Scripts
+	if so.Outbound == nil {
+		so.Outbound = opts.Outbound
+	}
+	if so.Auditor == nil {
+		so.Auditor = codeAuditor{d.Auth.Admins()}
+	}
+	d.Scripts = jsvm.NewModule(eng, so)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"svcd/cluster"
 	"svcd/cluster/blobs"
 	"svcd/engine"
+	"svcd/engine/jsvm"
 	"svcd/engine/crypt"
 	"svcd/engine/password"
 	"svcd/engine/token"
@@ -168,7 +169,16 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	// Code's HTTP goes through the guard (helpers.http) or raw
+	// (helpers.fetch); the node's id is known once Raft is open.
+	scripts := jsvm.ModuleOptions{HTTP: guard, Fetch: egress.NewUnguarded(), Env: os.Getenv,
+		NodeID: func() string {
+			if node == nil {
+				return id
+			}
+			return node.NodeID()
+		}}
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Scripts: scripts, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
