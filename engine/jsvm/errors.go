@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dop251/goja"
 
@@ -59,7 +60,11 @@ func (b *bridge) jsError(msg string, status int, details map[string]any) *goja.O
 // for context.
 func (inv *invocation) throw(what string, err error) {
 	if de := engine.AsError(err); de != nil {
-		panic(inv.b.jsError(what+": "+de.Message, kindStatus[de.Kind], de.Details))
+		msg := de.Message
+		if !strings.HasPrefix(msg, what+": ") {
+			msg = what + ": " + msg
+		}
+		panic(inv.b.jsError(msg, kindStatus[de.Kind], de.Details))
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		panic(inv.b.jsError(what+": "+err.Error(), 503, nil))

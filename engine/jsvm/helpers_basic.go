@@ -59,7 +59,7 @@ func (h *helperSet) logAt(level string) func(goja.FunctionCall) goja.Value {
 			parts = append(parts, string(raw))
 		}
 		msg := strings.Join(parts, " ")
-		attrs := []any{"kind", h.inv.kind, "id", h.inv.id, "msg", msg}
+		attrs := []any{"kind", h.inv.kind, "id", h.inv.id, "text", msg}
 		switch level {
 		case "debug":
 			h.inv.m.log.Debug("js", attrs...)

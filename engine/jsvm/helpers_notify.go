@@ -136,7 +136,10 @@ func (h *helperSet) inboxTarget(coll string) (string, error) {
 			auths = append(auths, c.Name)
 		}
 	}
-	if len(auths) == 1 {
+	switch len(auths) {
+	case 0:
+		return "", engine.Errorf(engine.KindValidation, "The inbox needs an auth collection for its users, and there is none")
+	case 1:
 		return auths[0], nil
 	}
 	return "", engine.FieldError("collection", "name the auth collection of the inbox's users ("+strings.Join(auths, ", ")+")")
