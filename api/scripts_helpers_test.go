@@ -94,7 +94,7 @@ func TestHelpersHTTP(t *testing.T) {
 	t.Parallel()
 	var got struct {
 		method, ctype, auth string
-		body               []byte
+		body                []byte
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.method, got.ctype, got.auth = r.Method, r.Header.Get("Content-Type"), r.Header.Get("Authorization")

@@ -37,14 +37,14 @@ type ModuleOptions struct {
 // runs hooks, the serving of routes, and the helpers every kind of code
 // receives. Jobs, queue workers and workflows run their code through Run.
 type Module struct {
-	core   *engine.Engine
-	vm     *VM
-	log    *slog.Logger
-	set    atomic.Pointer[codeSet]
-	http   HTTPClient
-	fetch  HTTPClient
-	out    engine.Outbound
-	env    func(string) string
+	core    *engine.Engine
+	vm      *VM
+	log     *slog.Logger
+	set     atomic.Pointer[codeSet]
+	http    HTTPClient
+	fetch   HTTPClient
+	out     engine.Outbound
+	env     func(string) string
 	nodeID  func() string
 	auditor Auditor
 	depth   int
