@@ -17,7 +17,9 @@ import (
 // record routes.
 
 func (s *Server) mountCustom(r chi.Router) {
-	r.HandleFunc("/custom/*", s.serveCustom)
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		r.MethodFunc(m, "/custom/*", s.serveCustom)
+	}
 }
 
 func (s *Server) serveCustom(w http.ResponseWriter, r *http.Request) {
