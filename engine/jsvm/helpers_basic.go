@@ -79,7 +79,7 @@ func (h *helperSet) logAt(level string) func(goja.FunctionCall) goja.Value {
 func slug(text string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range norm.NFKD.String(text) {
+	for _, r := range norm.NFKD.String(latin.Replace(text)) {
 		switch {
 		case unicode.Is(unicode.Mn, r):
 			continue
@@ -95,3 +95,7 @@ func slug(text string) string {
 	}
 	return b.String()
 }
+
+// latin spells the Latin letters that have no decomposition in ASCII.
+var latin = strings.NewReplacer("ß", "ss", "ẞ", "SS", "æ", "ae", "Æ", "AE", "œ", "oe", "Œ", "OE", "ø", "o", "Ø", "O",
+	"đ", "d", "Đ", "D", "ł", "l", "Ł", "L", "þ", "th", "Þ", "TH", "ð", "d", "Ð", "D", "ı", "i")
