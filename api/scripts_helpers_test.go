@@ -108,6 +108,11 @@ func TestHelpersHTTP(t *testing.T) {
 			w.Write(got.body)
 		case "/big":
 			w.Write([]byte(strings.Repeat("x", 4096)))
+		case "/slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
 		default:
 			w.WriteHeader(418)
 			fmt.Fprint(w, "teapot")
@@ -125,6 +130,7 @@ func TestHelpersHTTP(t *testing.T) {
 		case "fetch": { const r = helpers.fetch(url + "/echo", {method: "PUT", body: "raw text"}); return {status: r.status, body: r.body} }
 		case "big": return helpers.fetch(url + "/big", {maxBytes: 1024}).body.length;
 		case "bigok": return helpers.fetch(url + "/big", {maxBytes: 8192}).body.length;
+		case "slow": return helpers.fetch(url + "/slow").status;
 		}`)
 	do := func(what string) (int, any) {
 		st, v, _ := call(t, s, "POST", "h/"+what, map[string]any{"url": srv.URL}, nil)
@@ -156,6 +162,12 @@ func TestHelpersHTTP(t *testing.T) {
 	}
 	if st, v = do("bigok"); st != 200 || fmt.Sprint(v) != "4096" {
 		t.Errorf("a response under maxBytes: %d %v", st, v)
+	}
+	// The execution budget ends a helper waiting on the network too.
+	s.MustAdmin(t, 200, "PATCH", settingsURL, map[string]any{"execution.timeout_ms": "300"})
+	start := time.Now()
+	if st, v = do("slow"); st != 500 || !strings.Contains(fmt.Sprint(v), "budget") || time.Since(start) > 3*time.Second {
+		t.Errorf("a slow server past the budget: %d %v after %s", st, v, time.Since(start))
 	}
 }
 

@@ -85,9 +85,12 @@ func (ic interceptor) AfterRecordWrite(ctx context.Context, w *engine.Intercepte
 	if st != nil {
 		existing = st.existing
 	}
+	// The write stands whatever the client does now: its after-hooks run
+	// even when the request's context ends.
+	bg := context.WithoutCancel(ctx)
 	record := existing
 	if w.Kind != engine.EvRecordDelete {
-		rec, err := m.readRecord(ctx, w.Coll.Name, w.ID)
+		rec, err := m.readRecord(bg, w.Coll.Name, w.ID)
 		if err != nil {
 			m.log.Warn("jsvm: after-hooks not run: the record could not be read", "collection", w.Coll.Name, "id", w.ID, "err", err)
 			return
@@ -97,7 +100,6 @@ func (ic interceptor) AfterRecordWrite(ctx context.Context, w *engine.Intercepte
 	if record == nil {
 		return // deleted again before its after-hooks could read it
 	}
-	bg := context.WithoutCancel(ctx)
 	go func() {
 		m.after <- struct{}{}
 		defer func() { <-m.after }()

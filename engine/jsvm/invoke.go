@@ -2,6 +2,7 @@ package jsvm
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/dop251/goja"
@@ -42,15 +43,22 @@ type runSpec struct {
 }
 
 // run runs s under the execution budget, its helpers one nesting level
-// below ctx.
+// below ctx. The budget bounds the helpers too: their context ends with
+// it, so a helper waiting on the network does not outlive the run.
 func (m *Module) run(ctx context.Context, s runSpec) (any, error) {
 	s.p.Via = s.id
+	budget := m.timeout()
+	rctx, cancel := ctx, context.CancelFunc(func() {})
+	if budget > 0 {
+		rctx, cancel = context.WithTimeout(ctx, budget)
+	}
+	defer cancel()
 	var inv *invocation
 	in := Invocation{
 		Code:    s.code,
-		Timeout: m.timeout(),
+		Timeout: budget,
 		Vars: func(rt *goja.Runtime) map[string]any {
-			inv = &invocation{m: m, ctx: nested(ctx), rt: rt, b: newBridge(rt), p: s.p, kind: s.kind, id: s.id, budget: helperBudget}
+			inv = &invocation{m: m, ctx: nested(rctx), rt: rt, b: newBridge(rt), p: s.p, kind: s.kind, id: s.id, budget: helperBudget}
 			vars := map[string]any{}
 			if s.vars != nil {
 				vars = s.vars(inv)
@@ -62,7 +70,13 @@ func (m *Module) run(ctx context.Context, s runSpec) (any, error) {
 	if s.finish != nil {
 		in.Finish = func(rt *goja.Runtime, v goja.Value) (any, error) { return s.finish(inv, v) }
 	}
-	return m.vm.Run(ctx, in)
+	res, err := m.vm.Run(rctx, in)
+	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		// The budget ran out: a helper waiting on it may have thrown
+		// first, but the run failed for its budget.
+		err = &TimeoutError{After: budget}
+	}
+	return res, err
 }
 
 // depthKey holds how many levels of code enclose a context.
