@@ -58,12 +58,39 @@ type helperSet struct {
 // set defines a member of o (its errors cannot happen on a plain object).
 func set(o *goja.Object, name string, v any) { _ = o.Set(name, v) }
 
-// namespace makes a member object of o named name.
-func (h *helperSet) namespace(o *goja.Object, name string) *goja.Object {
-	ns := h.inv.rt.NewObject()
-	set(o, name, ns)
+// namespace makes a member object of o named name, built when code
+// first reads it: most code uses a few helpers, and a run should not pay
+// for wrapping the hundred others.
+func (h *helperSet) namespace(o *goja.Object, name string) *lazyNS {
+	ns := &lazyNS{}
+	rt := h.inv.rt
+	var built goja.Value
+	getter := rt.ToValue(func(goja.FunctionCall) goja.Value {
+		if built == nil {
+			obj := rt.NewObject()
+			for _, m := range ns.members {
+				set(obj, m.name, m.v)
+			}
+			built = obj
+		}
+		return built
+	})
+	_ = o.DefineAccessorProperty(name, getter, nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	return ns
 }
+
+// lazyNS holds a namespace's members until code reads it.
+type lazyNS struct {
+	members []lazyMember
+}
+
+type lazyMember struct {
+	name string
+	v    any
+}
+
+// set adds a member.
+func (n *lazyNS) set(name string, v any) { n.members = append(n.members, lazyMember{name, v}) }
 
 // str is argument i as a string; a missing one (or not a string) throws
 // naming the helper and the argument.

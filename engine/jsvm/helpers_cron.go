@@ -14,14 +14,14 @@ import (
 func (h *helperSet) schedule(o *goja.Object) {
 	rt := h.inv.rt
 	ns := h.namespace(o, "cron")
-	set(ns, "valid", func(call goja.FunctionCall) goja.Value {
+	ns.set("valid", func(call goja.FunctionCall) goja.Value {
 		_, err := cron.ParseStandard(h.optStr(call, 0, ""))
 		return rt.ToValue(err == nil)
 	})
 	// next(expr, after, count): the next firing times after after (unix
 	// seconds; default now), count of them (default 1: a number; more:
 	// an array).
-	set(ns, "next", func(call goja.FunctionCall) goja.Value {
+	ns.set("next", func(call goja.FunctionCall) goja.Value {
 		expr := h.str(call, 0, "helpers.cron.next", "the expression")
 		sched, err := cron.ParseStandard(expr)
 		if err != nil {

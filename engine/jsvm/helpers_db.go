@@ -17,11 +17,11 @@ import (
 
 func (h *helperSet) data(o *goja.Object) {
 	ns := h.namespace(o, "db")
-	set(ns, "query", func(call goja.FunctionCall) goja.Value {
+	ns.set("query", func(call goja.FunctionCall) goja.Value {
 		rows := h.sql(call, "helpers.db.query")
 		return h.inv.b.fromGo(rows)
 	})
-	set(ns, "one", func(call goja.FunctionCall) goja.Value {
+	ns.set("one", func(call goja.FunctionCall) goja.Value {
 		rows := h.sql(call, "helpers.db.one")
 		if len(rows) == 0 {
 			return goja.Null()

@@ -25,11 +25,11 @@ func (h *helperSet) net(o *goja.Object) {
 		return h.request("helpers.fetch", h.inv.m.fetch, url, h.opts(call, 1, "helpers.fetch"))
 	})
 	ns := h.namespace(o, "http")
-	set(ns, "request", func(call goja.FunctionCall) goja.Value {
+	ns.set("request", func(call goja.FunctionCall) goja.Value {
 		url := h.str(call, 0, "helpers.http.request", "the URL")
 		return h.request("helpers.http.request", h.inv.m.http, url, h.opts(call, 1, "helpers.http.request"))
 	})
-	set(ns, "getJson", func(call goja.FunctionCall) goja.Value {
+	ns.set("getJson", func(call goja.FunctionCall) goja.Value {
 		url := h.str(call, 0, "helpers.http.getJson", "the URL")
 		o := h.opts(call, 1, "helpers.http.getJson")
 		if o == nil {
@@ -38,7 +38,7 @@ func (h *helperSet) net(o *goja.Object) {
 		o["method"] = "GET"
 		return h.jsonAnswer("helpers.http.getJson", h.request("helpers.http.getJson", h.inv.m.http, url, o))
 	})
-	set(ns, "postJson", func(call goja.FunctionCall) goja.Value {
+	ns.set("postJson", func(call goja.FunctionCall) goja.Value {
 		url := h.str(call, 0, "helpers.http.postJson", "the URL")
 		data, err := h.inv.b.toGo(call.Argument(1))
 		if err != nil {

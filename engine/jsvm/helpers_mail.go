@@ -22,9 +22,9 @@ const maxTemplateOutput = 1 << 20
 func (h *helperSet) mail(o *goja.Object) {
 	set(o, "email", h.sendMail("helpers.email"))
 	ns := h.namespace(o, "mails")
-	set(ns, "send", h.sendMail("helpers.mails.send"))
+	ns.set("send", h.sendMail("helpers.mails.send"))
 	tpl := h.namespace(o, "template")
-	set(tpl, "render", h.render)
+	tpl.set("render", h.render)
 }
 
 // sendMail is a helper taking {to, subject, text, html}: to is one

@@ -50,17 +50,17 @@ func (m *Module) SetWorkflows(w Workflows) { m.workflows.Store(&w) }
 func (h *helperSet) pending(o *goja.Object) {
 	set(o, "enqueue", h.enqueue)
 	wf := h.namespace(o, "workflows")
-	set(wf, "start", h.workflowStart)
-	set(wf, "emit", h.workflowEmit)
+	wf.set("start", h.workflowStart)
+	wf.set("emit", h.workflowEmit)
 	flags := h.namespace(o, "flags")
 	for _, name := range []string{"evaluate", "get", "isEnabled"} {
-		set(flags, name, h.unavailable("helpers.flags."+name, "feature flags are not available yet (they come with the flags module)"))
+		flags.set(name, h.unavailable("helpers.flags."+name, "feature flags are not available yet (they come with the flags module)"))
 	}
 	wh := h.namespace(o, "webhooks")
-	set(wh, "dispatch", h.unavailable("helpers.webhooks.dispatch", "webhooks are not available yet (they come with the webhooks module)"))
+	wh.set("dispatch", h.unavailable("helpers.webhooks.dispatch", "webhooks are not available yet (they come with the webhooks module)"))
 	fs := h.namespace(o, "fs")
 	for _, name := range []string{"readFile", "writeFile", "exists", "list", "remove"} {
-		set(fs, name, h.unavailable("helpers.fs."+name, "file access is not available to code yet: a node's own disk is not replicated, so code reads and writes files through records with file fields"))
+		fs.set(name, h.unavailable("helpers.fs."+name, "file access is not available to code yet: a node's own disk is not replicated, so code reads and writes files through records with file fields"))
 	}
 }
 

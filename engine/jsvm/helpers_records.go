@@ -18,11 +18,11 @@ func (h *helperSet) records(o *goja.Object) {
 	set(o, "find", h.find)
 	set(o, "query", h.query)
 	ns := h.namespace(o, "records")
-	set(ns, "find", h.find)
-	set(ns, "query", h.query)
-	set(ns, "create", h.create)
-	set(ns, "update", h.update)
-	set(ns, "delete", h.remove)
+	ns.set("find", h.find)
+	ns.set("query", h.query)
+	ns.set("create", h.create)
+	ns.set("update", h.update)
+	ns.set("delete", h.remove)
 }
 
 // find(collection, id, {fields, expand}) is the record, or null when it

@@ -31,7 +31,7 @@ const maxRandom = 4096
 func (h *helperSet) crypto(o *goja.Object) {
 	rt := h.inv.rt
 	ns := h.namespace(o, "security")
-	set(ns, "randomString", func(call goja.FunctionCall) goja.Value {
+	ns.set("randomString", func(call goja.FunctionCall) goja.Value {
 		n := int(call.Argument(0).ToInteger())
 		if n < 1 || n > maxRandom {
 			h.inv.fail("helpers.security.randomString: the length must be 1 to %d", maxRandom)
@@ -47,33 +47,33 @@ func (h *helperSet) crypto(o *goja.Object) {
 		}
 		return rt.ToValue(string(out))
 	})
-	set(ns, "hash", func(call goja.FunctionCall) goja.Value {
+	ns.set("hash", func(call goja.FunctionCall) goja.Value {
 		alg := h.str(call, 0, "helpers.security.hash", "the algorithm")
 		hh := h.hasher("helpers.security.hash", alg)()
 		hh.Write([]byte(h.str(call, 1, "helpers.security.hash", "the data")))
 		return rt.ToValue(hex.EncodeToString(hh.Sum(nil)))
 	})
-	set(ns, "hmac", func(call goja.FunctionCall) goja.Value {
+	ns.set("hmac", func(call goja.FunctionCall) goja.Value {
 		alg := h.str(call, 0, "helpers.security.hmac", "the algorithm")
 		key := h.str(call, 1, "helpers.security.hmac", "the key")
 		mac := hmac.New(h.hasher("helpers.security.hmac", alg), []byte(key))
 		mac.Write([]byte(h.str(call, 2, "helpers.security.hmac", "the data")))
 		return rt.ToValue(hex.EncodeToString(mac.Sum(nil)))
 	})
-	set(ns, "equal", func(call goja.FunctionCall) goja.Value {
+	ns.set("equal", func(call goja.FunctionCall) goja.Value {
 		a, b := h.optStr(call, 0, ""), h.optStr(call, 1, "")
 		return rt.ToValue(subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1)
 	})
-	set(ns, "jwtSign", h.jwtSign)
-	set(ns, "jwtVerify", h.jwtVerify)
-	set(ns, "hashPassword", func(call goja.FunctionCall) goja.Value {
+	ns.set("jwtSign", h.jwtSign)
+	ns.set("jwtVerify", h.jwtVerify)
+	ns.set("hashPassword", func(call goja.FunctionCall) goja.Value {
 		hs, err := password.Hash(h.str(call, 0, "helpers.security.hashPassword", "the password"), h.inv.m.core.PasswordParams())
 		if err != nil {
 			h.inv.throw("helpers.security.hashPassword", err)
 		}
 		return rt.ToValue(hs)
 	})
-	set(ns, "verifyPassword", func(call goja.FunctionCall) goja.Value {
+	ns.set("verifyPassword", func(call goja.FunctionCall) goja.Value {
 		ok, err := password.Verify(h.str(call, 0, "helpers.security.verifyPassword", "the password"),
 			h.str(call, 1, "helpers.security.verifyPassword", "the hash"))
 		return rt.ToValue(err == nil && ok)

@@ -28,10 +28,10 @@ const maxSleep = 10 * time.Second
 func (h *helperSet) system(o *goja.Object) {
 	rt := h.inv.rt
 	util := h.namespace(o, "util")
-	set(util, "base64Encode", func(call goja.FunctionCall) goja.Value {
+	util.set("base64Encode", func(call goja.FunctionCall) goja.Value {
 		return rt.ToValue(base64.StdEncoding.EncodeToString([]byte(h.str(call, 0, "helpers.util.base64Encode", "the text"))))
 	})
-	set(util, "base64Decode", func(call goja.FunctionCall) goja.Value {
+	util.set("base64Decode", func(call goja.FunctionCall) goja.Value {
 		s := h.str(call, 0, "helpers.util.base64Decode", "the text")
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
@@ -42,18 +42,18 @@ func (h *helperSet) system(o *goja.Object) {
 		}
 		return rt.ToValue(string(b))
 	})
-	set(util, "hexEncode", func(call goja.FunctionCall) goja.Value {
+	util.set("hexEncode", func(call goja.FunctionCall) goja.Value {
 		return rt.ToValue(hex.EncodeToString([]byte(h.str(call, 0, "helpers.util.hexEncode", "the text"))))
 	})
-	set(util, "hexDecode", func(call goja.FunctionCall) goja.Value {
+	util.set("hexDecode", func(call goja.FunctionCall) goja.Value {
 		b, err := hex.DecodeString(h.str(call, 0, "helpers.util.hexDecode", "the text"))
 		if err != nil {
 			h.inv.fail("helpers.util.hexDecode: not hexadecimal")
 		}
 		return rt.ToValue(string(b))
 	})
-	set(util, "unix", func(goja.FunctionCall) goja.Value { return rt.ToValue(h.inv.m.core.Now().Unix()) })
-	set(util, "sleep", func(call goja.FunctionCall) goja.Value {
+	util.set("unix", func(goja.FunctionCall) goja.Value { return rt.ToValue(h.inv.m.core.Now().Unix()) })
+	util.set("sleep", func(call goja.FunctionCall) goja.Value {
 		d := min(time.Duration(call.Argument(0).ToInteger())*time.Millisecond, maxSleep)
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -73,15 +73,15 @@ func (h *helperSet) system(o *goja.Object) {
 		}
 		return out
 	}
-	set(p, "join", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Join(strs(call)...)) })
-	set(p, "base", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Base(h.optStr(call, 0, ""))) })
-	set(p, "dir", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Dir(h.optStr(call, 0, ""))) })
-	set(p, "ext", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Ext(h.optStr(call, 0, ""))) })
-	set(p, "clean", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Clean(h.optStr(call, 0, ""))) })
-	set(p, "isAbs", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.IsAbs(h.optStr(call, 0, ""))) })
+	p.set("join", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Join(strs(call)...)) })
+	p.set("base", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Base(h.optStr(call, 0, ""))) })
+	p.set("dir", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Dir(h.optStr(call, 0, ""))) })
+	p.set("ext", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Ext(h.optStr(call, 0, ""))) })
+	p.set("clean", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Clean(h.optStr(call, 0, ""))) })
+	p.set("isAbs", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.IsAbs(h.optStr(call, 0, ""))) })
 
 	osns := h.namespace(o, "os")
-	set(osns, "env", func(call goja.FunctionCall) goja.Value {
+	osns.set("env", func(call goja.FunctionCall) goja.Value {
 		name := h.str(call, 0, "helpers.os.env", "the variable's name")
 		if !strings.HasPrefix(name, envPrefix) {
 			h.inv.fail("helpers.os.env: code reads only variables whose names start with %s (%s is not one)", envPrefix, name)
@@ -92,9 +92,9 @@ func (h *helperSet) system(o *goja.Object) {
 		}
 		return rt.ToValue(v)
 	})
-	set(osns, "hostname", func(goja.FunctionCall) goja.Value {
+	osns.set("hostname", func(goja.FunctionCall) goja.Value {
 		n, _ := os.Hostname()
 		return rt.ToValue(n)
 	})
-	set(osns, "nodeId", func(goja.FunctionCall) goja.Value { return rt.ToValue(h.inv.m.nodeID()) })
+	osns.set("nodeId", func(goja.FunctionCall) goja.Value { return rt.ToValue(h.inv.m.nodeID()) })
 }
