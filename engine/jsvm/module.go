@@ -80,6 +80,7 @@ func NewModule(core *engine.Engine, opts ModuleOptions) *Module {
 	}
 	m.set.Store(emptySet())
 	m.registerTables()
+	m.registerSettings()
 	m.registerCommands()
 	core.SetRecordInterceptor(interceptor{m})
 	core.OnEvents(m.onEvents)
