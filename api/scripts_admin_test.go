@@ -93,4 +93,15 @@ func TestScriptsAdmin(t *testing.T) {
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("anonymous lists hooks: %d", res.StatusCode)
 	}
+
+	// A hook of a collection dropped since can still be disabled and
+	// deleted; naming the gone collection again is refused.
+	s.CreateCollection(t, coll("gone", "base", []map[string]any{f("x", "text")}))
+	orphan := mkHook(t, s, "gone", "afterCreate", "return")
+	s.MustAdmin(t, 204, "DELETE", collectionsURL+"/gone", nil)
+	s.MustAdmin(t, 200, "PATCH", hooksURL+"/"+orphan, map[string]any{"enabled": false})
+	if res, body := s.AdminDo(t, "PATCH", hooksURL+"/"+orphan, map[string]any{"collection": "gone"}); res.StatusCode != 422 {
+		t.Errorf("a hook moved to a missing collection: %d %s", res.StatusCode, body)
+	}
+	s.MustAdmin(t, 204, "DELETE", hooksURL+"/"+orphan, nil)
 }

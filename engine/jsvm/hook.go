@@ -146,7 +146,10 @@ func (m *Module) applyHookInput(h *Hook, in hookInput, create bool) error {
 	if in.Order != nil {
 		h.Order = *in.Order
 	}
+	// The collection is checked when it is named: a hook of a collection
+	// dropped since can still be changed (disabled) or deleted.
 	switch {
+	case !create && in.Collection == nil:
 	case h.Collection == "":
 		d["collection"] = "cannot be blank"
 	case h.Collection != AllCollections && m.core.Coll(h.Collection) == nil:
