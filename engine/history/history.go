@@ -34,7 +34,9 @@ func New(core *engine.Engine) *History {
 			actor_type TEXT NOT NULL)`,
 		`CREATE INDEX _svc_history_record ON _svc_history (collection_id, record_id, id)`,
 	}})
-	core.Migration(engine.Migration{Version: 7, Owner: "history", Stmts: []string{
+	// Version 12 (the jsvm module's version: 7 to 11 went to files, the
+	// queue, workflows, webhooks and flags).
+	core.Migration(engine.Migration{Version: 12, Owner: "history", Stmts: []string{
 		// The code (hook, route, job) that made a change for its actor
 		// (engine.Actor.Via); empty for a change the actor made itself.
 		`ALTER TABLE _svc_history ADD COLUMN via TEXT NOT NULL DEFAULT ''`,

@@ -4,7 +4,7 @@ import "svcd/engine"
 
 // schemaVersion is the internal schema version of the module's tables
 // (engine/DESIGN.md lists the versions). Never change a released version.
-const schemaVersion = 7
+const schemaVersion = 12
 
 // registerTables: the hooks and the custom routes admins author.
 func (m *Module) registerTables() {
