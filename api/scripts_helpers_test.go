@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"svcd/api/apitest"
+	"svcd/engine/jsvm"
 )
 
 // TestHelpersRecords: find and query read as the route's caller, seeing
@@ -355,5 +357,62 @@ func TestHelpersEmail(t *testing.T) {
 	m := md.messages(t, "ada@example.test")[0]
 	if m.Subject != "Hello Ada" || !strings.Contains(m.Text, "Plain") || !strings.Contains(m.HTML, "<p>Rich</p>") {
 		t.Errorf("message %+v", m)
+	}
+}
+
+// enqueueFunc and workflowFuncs stand in for the queue and workflow
+// modules (other branches of issue 19) at the interfaces engine/jsvm
+// declares: what the helpers hand them, and what code gets back.
+type enqueueFunc func(ctx context.Context, queue string, payload any, opts jsvm.EnqueueOptions) (string, bool, error)
+
+func (f enqueueFunc) Enqueue(ctx context.Context, queue string, payload any, opts jsvm.EnqueueOptions) (string, bool, error) {
+	return f(ctx, queue, payload, opts)
+}
+
+type workflowFuncs struct {
+	start func(name string, input any) (string, error)
+	emit  func(event string, payload any, key string) (int, error)
+}
+
+func (w workflowFuncs) Start(_ context.Context, name string, input any) (string, error) {
+	return w.start(name, input)
+}
+
+func (w workflowFuncs) Emit(_ context.Context, event string, payload any, key string) (int, error) {
+	return w.emit(event, payload, key)
+}
+
+// TestHelpersEnqueueAndWorkflowsWired: once the node wires them,
+// enqueue and workflows hand the modules what code passed, options
+// included, and answer {jobId, deduped}, {runId} and {woken}.
+func TestHelpersEnqueueAndWorkflowsWired(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	var got []string
+	s.Stack.Scripts.SetEnqueuer(enqueueFunc(func(_ context.Context, queue string, payload any, o jsvm.EnqueueOptions) (string, bool, error) {
+		got = append(got, fmt.Sprintf("%s %v delay=%v key=%s retries=%v backoff=%s retryDelayMs=%v",
+			queue, payload, *o.Delay, o.UniqueKey, *o.Retries, o.Backoff, *o.RetryDelayMs))
+		return "job-1", o.UniqueKey == "dup", nil
+	}))
+	s.Stack.Scripts.SetWorkflows(workflowFuncs{
+		start: func(name string, input any) (string, error) { got = append(got, fmt.Sprint("start ", name, " ", input)); return "run-1", nil },
+		emit: func(event string, payload any, key string) (int, error) {
+			got = append(got, fmt.Sprint("emit ", event, " ", payload, " ", key))
+			return 2, nil
+		},
+	})
+	mkRoute(t, s, "POST", "q", `return {
+		e: helpers.enqueue("mail", {to: "a"}, {delay: 1.5, uniqueKey: "dup", retries: 2, backoff: "fixed", retryDelayMs: 250}),
+		s: helpers.workflows.start("onboarding", {user: "u"}),
+		w: helpers.workflows.emit("paid", {n: 1}, {key: "order-7"}),
+	}`)
+	out := callOK(t, s, "POST", "q", nil, nil)
+	if fmt.Sprint(out) != "map[e:map[deduped:true jobId:job-1] s:map[runId:run-1] w:map[woken:2]]" {
+		t.Errorf("answers %v", out)
+	}
+	want := []string{"mail map[to:a] delay=1.5 key=dup retries=2 backoff=fixed retryDelayMs=250",
+		"start onboarding map[user:u]", "emit paid map[n:1] order-7"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the modules were handed %q, want %q", got, want)
 	}
 }

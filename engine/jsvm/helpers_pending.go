@@ -12,20 +12,21 @@ import (
 // SetWorkflows); until then they throw a clear error. flags,
 // webhooks.dispatch and fs wait for their own issues and throw.
 
-// EnqueueOptions are helpers.enqueue's options (SPEC.md).
+// EnqueueOptions are helpers.enqueue's options (SPEC.md); nil and empty
+// members take the queue's defaults. Its members are engine/queue's, so
+// the composition root converts one into the other.
 type EnqueueOptions struct {
-	// Delay postpones the first run, in seconds.
-	Delay int64
+	// Delay (seconds, fractions allowed) before the first run.
+	Delay *float64
 	// UniqueKey deduplicates: a job of the queue with this key that has
 	// not finished is answered instead of a new one (deduped).
 	UniqueKey string
-	// Retries is how many times a failed run is retried (nil: the
-	// queue's default).
+	// Retries is how many more runs a failing job gets.
 	Retries *int64
-	// Backoff is "exponential" or "fixed" ("": the default).
+	// Backoff is "exponential" or "fixed".
 	Backoff string
-	// RetryDelayMs is the base delay between retries (0: the default).
-	RetryDelayMs int64
+	// RetryDelayMs is the delay before the first retry.
+	RetryDelayMs *int64
 }
 
 // Enqueuer puts a job on a queue (engine/queue, wired by the composition
@@ -85,11 +86,12 @@ func (h *helperSet) enqueue(call goja.FunctionCall) goja.Value {
 		h.inv.throw("helpers.enqueue", err)
 	}
 	o := h.opts(call, 2, "helpers.enqueue")
-	opts := EnqueueOptions{Delay: optInt(o, "delay", 0), UniqueKey: optString(o, "uniqueKey"),
-		Backoff: optString(o, "backoff"), RetryDelayMs: optInt(o, "retryDelayMs", 0)}
-	if _, ok := o["retries"]; ok {
-		n := optInt(o, "retries", 0)
-		opts.Retries = &n
+	opts := EnqueueOptions{UniqueKey: optString(o, "uniqueKey"), Backoff: optString(o, "backoff"),
+		Retries: optIntPtr(o, "retries"), RetryDelayMs: optIntPtr(o, "retryDelayMs")}
+	if n, ok := o["delay"].(interface{ Float64() (float64, error) }); ok {
+		if f, err := n.Float64(); err == nil {
+			opts.Delay = &f
+		}
 	}
 	id, deduped, err := (*e).Enqueue(h.inv.ctx, queue, payload, opts)
 	if err != nil {
@@ -135,4 +137,13 @@ func (h *helperSet) workflowsOrThrow(name string) Workflows {
 		h.inv.fail("%s: workflows are not available on this node (the workflows module is not wired)", name)
 	}
 	return *w
+}
+
+// optIntPtr reads an integer option, nil when absent.
+func optIntPtr(o map[string]any, k string) *int64 {
+	if _, ok := o[k]; !ok {
+		return nil
+	}
+	n := optInt(o, k, 0)
+	return &n
 }
