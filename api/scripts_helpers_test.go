@@ -395,7 +395,10 @@ func TestHelpersEnqueueAndWorkflowsWired(t *testing.T) {
 		return "job-1", o.UniqueKey == "dup", nil
 	}))
 	s.Stack.Scripts.SetWorkflows(workflowFuncs{
-		start: func(name string, input any) (string, error) { got = append(got, fmt.Sprint("start ", name, " ", input)); return "run-1", nil },
+		start: func(name string, input any) (string, error) {
+			got = append(got, fmt.Sprint("start ", name, " ", input))
+			return "run-1", nil
+		},
 		emit: func(event string, payload any, key string) (int, error) {
 			got = append(got, fmt.Sprint("emit ", event, " ", payload, " ", key))
 			return 2, nil
