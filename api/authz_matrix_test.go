@@ -142,6 +142,8 @@ func matrixPaths() []mpath {
 		{name: "file-download", run: pathFileDownload},
 		{name: "file-token", run: pathFileToken},
 		{name: "file-upload", run: pathFileUpload},
+		{name: "js-find", run: pathJSFind},
+		{name: "js-query", run: pathJSQuery},
 	}
 }
 

@@ -39,6 +39,10 @@ var roleTable = []roleRule{
 	// Server-side code is the developer's; a workflow's runs hold app
 	// data (inputs, step results), so reading them is too.
 	{"/api/v1/admin/workflows", engine.RoleDeveloper, engine.RoleDeveloper},
+	// Hooks and custom routes are code that runs with host access: their
+	// code is read and written by developers (SPEC.md).
+	{"/api/v1/admin/hooks", engine.RoleDeveloper, engine.RoleDeveloper},
+	{"/api/v1/admin/routes", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Users' MFA and impersonation are app data (users): editors.
 	{"/api/v1/admin/users", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/impersonate", engine.RoleEditor, engine.RoleEditor},

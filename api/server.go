@@ -39,6 +39,8 @@ type Options struct {
 	Webhooks Webhooks
 	// engine/workflows.
 	Workflows Workflows
+	// Scripts are the hooks and custom routes (engine/jsvm).
+	Scripts Scripts
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -97,6 +99,7 @@ type Server struct {
 	jobs       Jobs
 	webhooks   Webhooks
 	workflows  Workflows
+	scripts    Scripts
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -150,7 +153,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
-		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows,
+		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows, scripts: opts.Scripts,
 		flags: opts.Flags, segments: opts.FlagSegments,
 		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
@@ -201,10 +204,17 @@ func New(opts Options) *Server {
 			s.mountJobs(r)
 			s.mountWebhooks(r)
 			s.mountWorkflows(r)
+			s.mountScripts(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			s.mountFlagsPublic(r)
+		})
+		r.Group(func(r chi.Router) {
+			// Custom routes: the code's helpers check each collection's
+			// scopes and rules as the record routes do.
+			r.Use(s.authenticate)
+			s.mountCustom(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry

@@ -5,16 +5,21 @@ package engine
 // receive it (RecordWrite.By); history keeps it.
 type Actor struct {
 	ID   string `json:"id,omitempty"`
-	Type string `json:"type"` // admin, user or anonymous
+	Type string `json:"type"` // admin, user, anonymous or system
+	// Via names the code that made the change for the actor (a hook's,
+	// route's or job's id; empty when the caller made it directly).
+	Via string `json:"via,omitempty"`
 }
 
 // actorOf is p as an actor.
 func actorOf(p Principal) *Actor {
-	switch p.Kind {
-	case AdminPrincipal:
-		return &Actor{ID: p.ID, Type: "admin"}
-	case User:
-		return &Actor{ID: p.ID, Type: "user"}
+	switch {
+	case p.Kind == AdminPrincipal && p.System:
+		return &Actor{Type: "system", Via: p.Via}
+	case p.Kind == AdminPrincipal:
+		return &Actor{ID: p.ID, Type: "admin", Via: p.Via}
+	case p.Kind == User:
+		return &Actor{ID: p.ID, Type: "user", Via: p.Via}
 	}
-	return &Actor{Type: "anonymous"}
+	return &Actor{Type: "anonymous", Via: p.Via}
 }

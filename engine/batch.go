@@ -99,6 +99,10 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 		}
 		decoded[i] = in
 	}
+	intercepted, err := rs.interceptBatch(ctx, p, ops, decoded)
+	if err != nil {
+		return nil, 0, err
+	}
 	for attempt := 0; ; attempt++ {
 		cmd := batchCmd{Ops: make([]batchOpCmd, len(ops)), ReadBudget: batchReadTicks}
 		now := rs.e.now().Unix()
@@ -121,8 +125,50 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 		if !ok {
 			return nil, idx, fmt.Errorf("engine: batch result is %T", res)
 		}
+		for i, w := range intercepted {
+			if w == nil {
+				continue
+			}
+			id := ops[i].ID
+			if c := cmd.Ops[i].Create; c != nil {
+				id = c.ID
+			}
+			rs.AfterWrite(ctx, w, id)
+		}
 		return out, idx, nil
 	}
+}
+
+// interceptBatch runs the interceptor before each write entry, in order
+// (each entry as its single request would be: the entry's own request,
+// the body the interceptor left). The answer holds each entry's intercept (nil: none).
+func (rs *Records) interceptBatch(ctx context.Context, p Principal, ops []BatchOp, decoded []map[string]any) ([]*InterceptedWrite, error) {
+	if rs.e.reg.interceptor == nil {
+		return nil, nil
+	}
+	out := make([]*InterceptedWrite, len(ops))
+	for i, op := range ops {
+		kind := ""
+		switch op.Action {
+		case BatchCreate:
+			kind = EvRecordCreate
+		case BatchUpdate:
+			kind = EvRecordUpdate
+		case BatchDelete:
+			kind = EvRecordDelete
+		default:
+			continue
+		}
+		ep := p
+		ep.Request = op.Request
+		w, err := rs.BeforeWrite(ctx, ep, kind, op.Collection, op.ID, decoded[i])
+		if err != nil {
+			return nil, BatchError(i, err)
+		}
+		out[i] = w
+		decoded[i] = bodyOf(w, decoded[i])
+	}
+	return out, nil
 }
 
 // prepareBatchOp does for one entry what the single endpoint does before

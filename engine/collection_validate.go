@@ -41,6 +41,16 @@ func validateCollectionName(name string) string {
 	return ""
 }
 
+// reservedOnly reports a well-formed name whose only fault is that the
+// API reserves it (the inbox collection, notifications).
+func reservedOnly(name string) bool {
+	if !collectionNamePattern.MatchString(name) {
+		return false
+	}
+	lower := strings.ToLower(name)
+	return !strings.HasPrefix(lower, "_svc") && !strings.HasPrefix(lower, "sqlite_") && !strings.HasPrefix(lower, "svc_")
+}
+
 // lookupWith resolves relation targets against the current collections plus
 // the one being saved (a collection may relate to itself).
 type lookupWith struct {
@@ -56,10 +66,14 @@ func (l lookupWith) Collection(nameOrID string) *schema.Collection {
 }
 
 // validateCollection checks c (already normalised by the caller) and fills
-// field ids; old is the current definition for an update, or nil.
-func (sc *Schema) validateCollection(c *schema.Collection, old *Coll) *Error {
+// field ids; old is the current definition for an update, or nil. A
+// collection the service created under a reserved name (system) keeps it.
+func (sc *Schema) validateCollection(c *schema.Collection, old *Coll, system bool) *Error {
 	d := map[string]string{}
-	if msg := validateCollectionName(c.Name); msg != "" {
+	if old != nil && old.Name == c.Name {
+		system = true
+	}
+	if msg := validateCollectionName(c.Name); msg != "" && !(system && reservedOnly(c.Name)) {
 		d["name"] = msg
 	} else if other := sc.e.Coll(c.Name); other != nil && (old == nil || other.ID != old.ID) {
 		d["name"] = "a collection with this name already exists"

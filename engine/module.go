@@ -29,6 +29,8 @@ type registries struct {
 	onColl        []CollectionHook
 	onEvents      []func([]fsm.Event)
 	searcher      Searcher // list_extension.go
+	// interceptor runs code around record writes (record_intercept.go).
+	interceptor RecordInterceptor
 }
 
 func (r *registries) mustOpen(what string) {

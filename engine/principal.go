@@ -60,6 +60,19 @@ type Principal struct {
 	AuthRecord map[string]any
 	// Request is what rules may read of the HTTP request.
 	Request RequestInfo
+	// System marks the service itself acting (code run by the scheduler,
+	// or code that asked for more than its caller's rights): an admin
+	// with no account behind it.
+	System bool
+	// Via names the code acting for the principal (a hook's, route's or
+	// job's id): its writes carry it to history (Actor.Via).
+	Via string
+}
+
+// SystemPrincipal is the service itself, acting through the code via
+// names: an owner-level admin that bypasses rules, with no account.
+func SystemPrincipal(via string) Principal {
+	return Principal{Kind: AdminPrincipal, Role: RoleOwner, System: true, Via: via}
 }
 
 // IsAdmin reports whether the caller is an admin (admins bypass rules).

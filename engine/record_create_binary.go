@@ -70,6 +70,10 @@ func (rw *createRunWriter) append(c *recordCreateCmd) error {
 		}
 	}
 	if c.Actor != nil {
+		if c.Actor.Via != "" {
+			// The binary form carries an actor's id and type only.
+			return ErrNoBinary
+		}
 		flags |= createHasActor
 		if rw.prev != nil && rw.prev.Actor != nil && *rw.prev.Actor == *c.Actor {
 			flags |= createSameActor

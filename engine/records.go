@@ -76,6 +76,11 @@ func (rs *Records) CreateRecord(ctx context.Context, p Principal, name string, b
 	if err != nil {
 		return nil, 0, err
 	}
+	w, err := rs.BeforeWrite(ctx, p, EvRecordCreate, name, "", in)
+	if err != nil {
+		return nil, 0, err
+	}
+	in = bodyOf(w, in)
 	for attempt := 0; ; attempt++ {
 		ci, err := rs.writable(name)
 		if err != nil {
@@ -103,6 +108,7 @@ func (rs *Records) CreateRecord(ctx context.Context, p Principal, name string, b
 		if err != nil {
 			return nil, idx, err
 		}
+		rs.AfterWrite(ctx, w, id)
 		return rs.record(ci, res.(Row), admin), idx, nil
 	}
 }
@@ -114,6 +120,11 @@ func (rs *Records) UpdateRecord(ctx context.Context, p Principal, name, id strin
 	if err != nil {
 		return nil, 0, err
 	}
+	w, err := rs.BeforeWrite(ctx, p, EvRecordUpdate, name, id, in)
+	if err != nil {
+		return nil, 0, err
+	}
+	in = bodyOf(w, in)
 	for attempt := 0; ; attempt++ {
 		ci, err := rs.writable(name)
 		if err != nil {
@@ -148,12 +159,17 @@ func (rs *Records) UpdateRecord(ctx context.Context, p Principal, name, id strin
 		if err != nil {
 			return nil, idx, err
 		}
+		rs.AfterWrite(ctx, w, id)
 		return rs.record(ci, res.(Row), admin), idx, nil
 	}
 }
 
 // DeleteRecord deletes one record.
 func (rs *Records) DeleteRecord(ctx context.Context, p Principal, name, id, ifMatch string) (uint64, error) {
+	w, err := rs.BeforeWrite(ctx, p, EvRecordDelete, name, id, nil)
+	if err != nil {
+		return 0, err
+	}
 	for attempt := 0; ; attempt++ {
 		ci, err := rs.writable(name)
 		if err != nil {
@@ -173,6 +189,9 @@ func (rs *Records) DeleteRecord(ctx context.Context, p Principal, name, id, ifMa
 		})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
+		}
+		if err == nil {
+			rs.AfterWrite(ctx, w, id)
 		}
 		return idx, err
 	}

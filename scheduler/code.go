@@ -14,7 +14,14 @@ import (
 // the end of the claim the run holds, so a run never outlives its claim.
 // The composition root passes engine/jsvm.
 type CodeRunner interface {
-	RunJob(ctx context.Context, code string, vars map[string]any) (any, error)
+	RunJob(ctx context.Context, code Code, vars map[string]any) (any, error)
+}
+
+// Code is one piece of admin-authored code as a loop runs it: its kind
+// ("job" or "worker") and id name it in logs, history (via) and the
+// audit, so what it writes is attributed to it.
+type Code struct {
+	Kind, ID, Source string
 }
 
 // settleTimeout bounds the proposal that records how a run ended. It does
@@ -26,7 +33,7 @@ const settleTimeout = 10 * time.Second
 // of its own). interrupted reports that the run ended because ctx did
 // (leadership lost, shutdown): such a run is not recorded as failed; its
 // claim expires and the reaper decides.
-func runUntil(ctx context.Context, run CodeRunner, until time.Time, code string, vars map[string]any) (res any, interrupted bool, err error) {
+func runUntil(ctx context.Context, run CodeRunner, until time.Time, code Code, vars map[string]any) (res any, interrupted bool, err error) {
 	rctx := ctx
 	if !until.IsZero() {
 		var cancel context.CancelFunc

@@ -103,7 +103,7 @@ func (f *Firer) loop(ctx context.Context, done chan struct{}) {
 
 func (f *Firer) run(ctx context.Context, r CronRun) {
 	vars := map[string]any{"scheduledAt": r.ScheduledAt, "jobId": r.JobID}
-	res, interrupted, err := runUntil(ctx, f.Code, r.Until, r.Code, vars)
+	res, interrupted, err := runUntil(ctx, f.Code, r.Until, Code{Kind: "job", ID: r.JobID, Source: r.Code}, vars)
 	if interrupted {
 		f.Log.Info("jobs: run interrupted (leadership ended); it is not run again", "job", r.JobID, "key", r.Key)
 		return

@@ -144,7 +144,7 @@ func (d *Dispatcher) run(ctx context.Context, w Worker, j Claimed, freed chan st
 		d.runs.Done()
 	}()
 	vars := map[string]any{"payload": decodePayload(j.Payload), "attempt": j.Attempt, "queue": j.Queue, "jobId": j.ID}
-	res, interrupted, err := runUntil(ctx, d.Code, j.Until, w.Code, vars)
+	res, interrupted, err := runUntil(ctx, d.Code, j.Until, Code{Kind: "worker", ID: w.ID, Source: w.Code}, vars)
 	if interrupted {
 		d.Log.Info("queues: run interrupted (leadership ended); its claim will expire", "queue", j.Queue, "job", j.ID, "attempt", j.Attempt)
 		return

@@ -196,6 +196,7 @@ func (im *csvImporter) flush(ctx context.Context) error {
 	}
 	read := im.rd.InputOffset()
 	core := im.m.core
+	hooks := &rowHooks{im: im}
 	for attempt := 0; ; attempt++ {
 		ci, err := im.m.collection(im.name)
 		if err != nil {
@@ -215,6 +216,13 @@ func (im *csvImporter) flush(ctx context.Context) error {
 				continue
 			}
 			in, d := csvRowInput(ci, cols, pr.cells)
+			if d == nil {
+				var refused map[string]any
+				if in, refused = hooks.before(ctx, pr.row, in); refused != nil {
+					failed = append(failed, RowError{Row: pr.row, Details: refused})
+					continue
+				}
+			}
 			create, verr := creates.Prepare(in)
 			if verr != nil || d != nil {
 				// Every field's problem at once: the cells that did not
@@ -250,6 +258,7 @@ func (im *csvImporter) flush(ctx context.Context) error {
 			im.index = idx
 			failed = append(failed, out.Failed...)
 			created = len(cmd.Rows) - len(out.Failed)
+			hooks.after(ctx, cmd.Rows, out.Failed)
 		}
 		im.res.Created += created
 		sort.Slice(failed, func(a, b int) bool { return failed[a].Row < failed[b].Row })

@@ -209,6 +209,16 @@ func (m *Files) CreateRecord(ctx context.Context, p engine.Principal, coll strin
 		m.discard(store, mf.metas)
 		return nil, 0, err
 	}
+	// Hooks see the form's other fields; the files are stored already
+	// and go with the record if the hooks let it be written.
+	w, err := rs.BeforeWrite(ctx, p, engine.EvRecordCreate, coll, "", mf.body)
+	if err != nil {
+		m.discard(store, mf.metas)
+		return nil, 0, err
+	}
+	if w != nil {
+		mf.body = withoutFileFields(ci, w.Body)
+	}
 	for attempt := 0; ; attempt++ {
 		if ci, err = rs.Writable(coll); err != nil {
 			break
@@ -241,6 +251,7 @@ func (m *Files) CreateRecord(ctx context.Context, p engine.Principal, coll strin
 			}
 			return nil, idx, err
 		}
+		rs.AfterWrite(ctx, w, rc.ID())
 		return rs.Render(ci, res.(engine.Row), rc.Admin()), idx, nil
 	}
 	m.discard(store, mf.metas)
@@ -274,6 +285,21 @@ func (m *Files) UpdateRecord(ctx context.Context, p engine.Principal, coll, id s
 		m.discard(store, mf.metas)
 		return nil, 0, err
 	}
+	w, err := rs.BeforeWrite(ctx, p, engine.EvRecordUpdate, coll, id, mf.body)
+	if err != nil {
+		m.discard(store, mf.metas)
+		return nil, 0, err
+	}
+	if w != nil {
+		mf.body = withoutFileFields(ci, w.Body)
+		if ci.Type == schema.TypeAuth {
+			err = accountFieldsAsJSON(mf.body)
+		}
+	}
+	if err != nil {
+		m.discard(store, mf.metas)
+		return nil, 0, err
+	}
 	res, idx, err := m.proposeChange(ctx, p, coll, id, ifMatch, mf.body, mf.changeList(), mf.metas, false)
 	if err != nil {
 		if definite(err) {
@@ -281,10 +307,22 @@ func (m *Files) UpdateRecord(ctx context.Context, p engine.Principal, coll, id s
 		}
 		return nil, idx, err
 	}
+	rs.AfterWrite(ctx, w, id)
 	if ci, err = rs.Writable(coll); err != nil {
 		return nil, idx, err
 	}
 	return rs.Render(ci, res.(engine.Row), admin), idx, nil
+}
+
+// withoutFileFields is body without ci's file fields: a hook of a
+// multipart write changes the other fields; the files are the form's.
+func withoutFileFields(ci *engine.Coll, body map[string]any) map[string]any {
+	for _, f := range ci.RowFields() {
+		if f.Type == schema.FieldFile {
+			delete(body, f.Name)
+		}
+	}
+	return body
 }
 
 // accountFieldsAsJSON refuses account fields in a multipart update of an

@@ -53,6 +53,13 @@ func New(core *engine.Engine) *History {
 			actor_type TEXT NOT NULL)`,
 		`CREATE INDEX _svc_history_record ON _svc_history (collection_id, record_id, id)`,
 	}})
+	// Version 12 (the jsvm module's version: 7 to 11 went to files, the
+	// queue, workflows, webhooks and flags).
+	core.Migration(engine.Migration{Version: 12, Owner: "history", Stmts: []string{
+		// The code (hook, route, job) that made a change for its actor
+		// (engine.Actor.Via); empty for a change the actor made itself.
+		`ALTER TABLE _svc_history ADD COLUMN via TEXT NOT NULL DEFAULT ''`,
+	}})
 	core.OnRecordWrite(engine.RecordHook{Name: "history", Apply: func(tx *fsm.Tx, w *engine.RecordWrite) error {
 		if !w.Coll.HistoryEnabled {
 			return nil
@@ -107,8 +114,8 @@ func writeHistory(tx *fsm.Tx, kind string, ci *engine.Coll, row []any, at int64,
 	if actor != nil {
 		a = *actor
 	}
-	_, err = tx.Exec(`INSERT INTO _svc_history (collection_id, record_id, op, at, snapshot, actor_id, actor_type)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, ci.ID, snap.ID, historyOp(kind), at, string(b), a.ID, a.Type)
+	_, err = tx.Exec(`INSERT INTO _svc_history (collection_id, record_id, op, at, snapshot, actor_id, actor_type, via)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ci.ID, snap.ID, historyOp(kind), at, string(b), a.ID, a.Type, a.Via)
 	return err
 }
 

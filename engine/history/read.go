@@ -68,7 +68,7 @@ func (h *History) RecordHistory(ctx context.Context, p engine.Principal, name, i
 			}
 		}
 		out.TotalPages = (out.TotalItems + perPage - 1) / perPage
-		rows, err := r.Query(`SELECT id, op, at, snapshot, actor_id, actor_type FROM _svc_history
+		rows, err := r.Query(`SELECT id, op, at, snapshot, actor_id, actor_type, via FROM _svc_history
 			WHERE collection_id = ? AND record_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
 			ci.ID, id, perPage, int64(page-1)*int64(perPage))
 		if err != nil {
@@ -78,8 +78,8 @@ func (h *History) RecordHistory(ctx context.Context, p engine.Principal, name, i
 		buf := append(make([]byte, 0, 1024), '[')
 		for n := 0; rows.Next(); n++ {
 			var hid, at int64
-			var op, snap, actorID, actorType string
-			if err := rows.Scan(&hid, &op, &at, &snap, &actorID, &actorType); err != nil {
+			var op, snap, actorID, actorType, via string
+			if err := rows.Scan(&hid, &op, &at, &snap, &actorID, &actorType, &via); err != nil {
 				return err
 			}
 			row, err := snapshotRow(ci, snap)
@@ -89,7 +89,7 @@ func (h *History) RecordHistory(ctx context.Context, p engine.Principal, name, i
 			if n > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendHistoryEntry(buf, ci, hid, id, op, at, row, actorID, actorType, rd.Bypass(ci))
+			buf = appendHistoryEntry(buf, ci, hid, id, op, at, row, historyActor{actorID, actorType, via}, rd.Bypass(ci))
 		}
 		if err := rows.Err(); err != nil {
 			return err
@@ -103,7 +103,11 @@ func (h *History) RecordHistory(ctx context.Context, p engine.Principal, name, i
 	return out, nil
 }
 
-func appendHistoryEntry(buf []byte, ci *engine.Coll, hid int64, recordID, op string, at int64, row []any, actorID, actorType string, admin bool) []byte {
+// historyActor is who made a change: the actor's id and type, and the
+// code that made it for the actor (empty: none).
+type historyActor struct{ id, typ, via string }
+
+func appendHistoryEntry(buf []byte, ci *engine.Coll, hid int64, recordID, op string, at int64, row []any, a historyActor, admin bool) []byte {
 	buf = append(buf, `{"id":`...)
 	buf = strconv.AppendInt(buf, hid, 10)
 	buf = append(buf, `,"collection":`...)
@@ -117,9 +121,13 @@ func appendHistoryEntry(buf []byte, ci *engine.Coll, hid int64, recordID, op str
 	buf = append(buf, `,"snapshot":`...)
 	buf = ci.AppendRecord(buf, row, admin)
 	buf = append(buf, `,"actor_id":`...)
-	buf = schema.AppendJSONString(buf, actorID)
+	buf = schema.AppendJSONString(buf, a.id)
 	buf = append(buf, `,"actor_type":`...)
-	buf = schema.AppendJSONString(buf, actorType)
+	buf = schema.AppendJSONString(buf, a.typ)
+	if a.via != "" {
+		buf = append(buf, `,"via":`...)
+		buf = schema.AppendJSONString(buf, a.via)
+	}
 	return append(buf, '}')
 }
 

@@ -20,12 +20,12 @@ var Names = []string{
 	"record", "existing", "auth", "helpers",
 	"params", "query", "body", "set",
 	"payload", "attempt", "queue", "jobId",
-	"scheduledAt", "step", "input", "event",
+	"scheduledAt", "step", "input", "event", "collection",
 }
 
 // wrapperVersion changes whenever the wrapper below does, so a cached
 // program never outlives the wrapper it was compiled with.
-const wrapperVersion = "1"
+const wrapperVersion = "2"
 
 // header opens the function the code is the body of; the code starts on
 // the wrapper's second line, so a position in the code is the compiled

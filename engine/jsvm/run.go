@@ -21,6 +21,11 @@ type Invocation struct {
 	// Timeout interrupts the code, awaiting or busy, after this long; zero
 	// runs without a budget.
 	Timeout time.Duration
+	// Finish, when set, turns the resolved value into the result, on the
+	// invocation's runtime before it returns to the pool (the caller
+	// reads back what the code changed, or encodes the value its own
+	// way). Its error is the run's.
+	Finish func(rt *goja.Runtime, result goja.Value) (any, error)
 }
 
 // TimeoutError is code that ran past its budget.
@@ -109,17 +114,36 @@ func (vm *VM) Run(ctx context.Context, inv Invocation) (any, error) {
 	}
 	p, ok := res.Export().(*goja.Promise)
 	if !ok {
-		return exportValue(res), nil
+		return finish(rt, inv, res)
 	}
 	switch p.State() {
 	case goja.PromiseStateFulfilled:
-		return exportValue(p.Result()), nil
+		return finish(rt, inv, p.Result())
 	case goja.PromiseStateRejected:
 		return nil, thrown(rt, p.Result())
 	default:
 		clean = false
 		return nil, ErrNeverSettles
 	}
+}
+
+// finish is the result of a fulfilled run: inv.Finish's, or v exported.
+// A panic of Finish with a JavaScript value (a throw from code it calls,
+// such as a toJSON) is the code's throw.
+func finish(rt *goja.Runtime, inv Invocation, v goja.Value) (out any, err error) {
+	if inv.Finish == nil {
+		return exportValue(v), nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			jv, ok := r.(goja.Value)
+			if !ok {
+				panic(r)
+			}
+			out, err = nil, thrown(rt, jv)
+		}
+	}()
+	return inv.Finish(rt, v)
 }
 
 // call evaluates the wrapper and calls the function with ctx and its

@@ -23,7 +23,7 @@ import (
 type checkOnly struct{}
 
 func (checkOnly) Check(string) error { return nil }
-func (checkOnly) RunWorkflow(context.Context, string, func(*goja.Runtime) map[string]any) (any, error) {
+func (checkOnly) RunWorkflow(context.Context, string, string, func(*goja.Runtime) map[string]any) (any, error) {
 	return nil, errors.New("checkOnly runs no code")
 }
 

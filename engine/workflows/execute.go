@@ -167,7 +167,7 @@ func (m *Workflows) advanceOnce(ctx context.Context, id string, exec int64) (mor
 		return false, err
 	}
 	a := newAdvance(m, run, exec, m.core.Now())
-	val, runErr := m.runner.RunWorkflow(ctx, run.code, func(rt *goja.Runtime) map[string]any {
+	val, runErr := m.runner.RunWorkflow(ctx, run.workflow, run.code, func(rt *goja.Runtime) map[string]any {
 		return a.vars(rt)
 	})
 	if ctx.Err() != nil {

@@ -19,8 +19,9 @@ type Runner interface {
 	// RunWorkflow runs code, the body of an async function, on a runtime
 	// whose ctx has the members vars builds (step and input here; the
 	// runner adds helpers), under the execution budget, and returns what
-	// the function's promise resolved to.
-	RunWorkflow(ctx context.Context, code string, vars func(rt *goja.Runtime) map[string]any) (any, error)
+	// the function's promise resolved to. name is the workflow's: what
+	// the code writes is attributed to it (history's via, the audit).
+	RunWorkflow(ctx context.Context, name, code string, vars func(rt *goja.Runtime) map[string]any) (any, error)
 }
 
 // Options are what the module needs besides the core.

@@ -28,6 +28,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Jobs:          s.Queue,
 		Webhooks:      s.Webhooks,
 		Workflows:     s.Workflows,
+		Scripts:       s.Scripts,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

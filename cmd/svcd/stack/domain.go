@@ -36,8 +36,6 @@ type Domain struct {
 	Files *files.Files
 	// Flags keeps and evaluates feature flags and their segments.
 	Flags *flags.Flags
-	// JS runs admin-authored JavaScript (engine/jsvm).
-	JS *jsvm.VM
 	// Queue keeps queue jobs, their workers and scheduled jobs; the
 	// leader's loops run them (queue.go).
 	Queue *queue.Queue
@@ -46,6 +44,9 @@ type Domain struct {
 	// Workflows keeps workflows and their runs, and executes the runs on
 	// the leader.
 	Workflows *workflows.Workflows
+	// Scripts runs the JavaScript admins write: hooks, custom routes,
+	// and the code of jobs, queue workers and workflows (Run).
+	Scripts *jsvm.Module
 }
 
 // DomainOptions configure the core and its modules.
@@ -64,6 +65,9 @@ type DomainOptions struct {
 	// WebhookSender posts webhook deliveries (nil: they are queued but
 	// never sent from this node).
 	WebhookSender webhooks.Sender
+	// Scripts are the JavaScript module's outside world: its guarded and
+	// raw HTTP clients, the environment, the node's id.
+	Scripts jsvm.ModuleOptions
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -88,10 +92,22 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	if d.Flags, err = flags.New(eng); err != nil {
 		return nil, err
 	}
-	d.JS = jsvm.New(jsvm.Options{})
-	d.Queue = queue.New(eng, queue.Options{Code: d.JS})
+	so := opts.Scripts
+	if so.Outbound == nil {
+		so.Outbound = opts.Outbound
+	}
+	if so.Auditor == nil {
+		so.Auditor = codeAuditor{d.Auth.Admins()}
+	}
+	d.Scripts = jsvm.NewModule(eng, so)
+	d.Queue = queue.New(eng, queue.Options{Code: d.Scripts.VM()})
 	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
-	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{vm: d.JS, eng: eng}})
+	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{d.Scripts}})
+	// The helpers whose work other modules do.
+	d.Scripts.SetEnqueuer(enqueuer{d.Queue})
+	d.Scripts.SetWorkflows(d.Workflows)
+	d.Scripts.SetFlags(d.Flags)
+	d.Scripts.SetWebhooks(d.Webhooks)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/dop251/goja"
-
 	"svcd/engine/jsvm"
 	"svcd/engine/queue"
 	"svcd/scheduler"
@@ -74,27 +72,27 @@ func (c cronWork) FinishRun(ctx context.Context, r scheduler.CronRun, result any
 	return c.q.FinishRun(ctx, queue.InlineRun{JobID: r.JobID, Key: r.Key}, result, runErr)
 }
 
-// jsRunner runs the code of jobs and workers on the plain VM, under
-// execution.timeout_ms, with the context members the loops pass. (The
-// helpers object is engine/jsvm's module's to build; this runner passes
-// none yet.)
-type jsRunner struct {
-	vm        *jsvm.VM
-	timeoutMs func() int64
+// jsRunner runs the code of jobs and workers through the JavaScript
+// module: the context members the loops pass plus the helpers every kind
+// of code gets, as the system, under execution.timeout_ms; what the code
+// writes is attributed to its job or worker (history's via, the audit).
+type jsRunner struct{ js *jsvm.Module }
+
+func (r jsRunner) RunJob(ctx context.Context, code scheduler.Code, vars map[string]any) (any, error) {
+	return r.js.Run(ctx, jsvm.Call{Kind: code.Kind, ID: code.ID, Code: code.Source, Vars: vars})
 }
 
-func (r jsRunner) RunJob(ctx context.Context, code string, vars map[string]any) (any, error) {
-	return r.vm.Run(ctx, jsvm.Invocation{
-		Code:    code,
-		Vars:    func(*goja.Runtime) map[string]any { return vars },
-		Timeout: time.Duration(r.timeoutMs()) * time.Millisecond,
-	})
+// enqueuer is engine/queue as helpers.enqueue reaches it.
+type enqueuer struct{ q *queue.Queue }
+
+func (e enqueuer) Enqueue(ctx context.Context, name string, payload any, o jsvm.EnqueueOptions) (string, bool, error) {
+	return e.q.Enqueue(ctx, name, payload, queue.EnqueueOptions(o))
 }
 
 // queueSubsystems are the queue module's leader-only loops: the job
 // firer, the queue dispatcher and the reaper, for node.
 func (d *Domain) queueSubsystems(node string, log *slog.Logger) []scheduler.Subsystem {
-	run := jsRunner{vm: d.JS, timeoutMs: d.Queue.TimeoutMs}
+	run := jsRunner{d.Scripts}
 	return []scheduler.Subsystem{
 		&scheduler.Firer{C: cronWork{d.Queue, d.Engine.Now}, Code: run, Node: node, Log: log},
 		&scheduler.Dispatcher{Q: queueWork{d.Queue, d.Engine.Now}, Code: run, Node: node, Log: log},

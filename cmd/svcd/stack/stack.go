@@ -23,6 +23,7 @@ import (
 	"svcd/cluster/blobs"
 	"svcd/engine"
 	"svcd/engine/crypt"
+	"svcd/engine/jsvm"
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
@@ -171,7 +172,16 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	// Code's HTTP goes through the guard (helpers.http) or raw
+	// (helpers.fetch); the node's id is known once Raft is open.
+	scripts := jsvm.ModuleOptions{HTTP: guard, Fetch: egress.NewUnguarded(), Env: os.Getenv,
+		NodeID: func() string {
+			if node == nil {
+				return id
+			}
+			return node.NodeID()
+		}}
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Scripts: scripts, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
