@@ -1,5 +1,7 @@
 // Package checker holds the history checkers of the fault tests: models
-// for github.com/anishathalye/porcupine's linearizability checker.
+// for github.com/anishathalye/porcupine's linearizability checker, and
+// the files workload's checker (files.go), a pure function of the
+// history and every node's final state.
 package checker
 
 import (
