@@ -18,9 +18,9 @@ import (
 //	              `make jepsen-smoke`, part of .ci/run)
 //	JEPSEN=full   every workload against every fault (`make jepsen`)
 //
-// JEPSEN_TIME (full, default 5m: each of the six runs gets JEPSEN_TIME/4
+// JEPSEN_TIME (full, default 5m: each of the seven runs gets JEPSEN_TIME/4
 // of client time, and every fault is applied at least once per run even
-// when that takes longer: the default takes about 9 min in all), JEPSEN_SEED,
+// when that takes longer: the default takes about 12 min in all), JEPSEN_SEED,
 // JEPSEN_NODES (default 3; full also runs the set workload on 5),
 // JEPSEN_REPORT_DIR (default jepsen/reports) and JEPSEN_NODE_ENV (space-
 // separated KEY=VALUE settings for every node, e.g. Raft timing) tune it.
@@ -128,6 +128,11 @@ func TestJepsen(t *testing.T) {
 			bank.Duration = 15 * time.Second
 			run(t, suite.NewBank(), []suite.Fault{suite.Kill{Leader: true}, suite.Halves{}}, bank)
 		})
+		t.Run("files", func(t *testing.T) {
+			files := opts
+			files.Duration = 15 * time.Second
+			run(t, suite.NewFiles(), []suite.Fault{suite.Kill{}, suite.IsolateLeader{}}, files)
+		})
 		return
 	}
 	total := envDuration(t, "JEPSEN_TIME", 5*time.Minute)
@@ -146,6 +151,7 @@ func TestJepsen(t *testing.T) {
 	t.Run("set", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), opts) })
 	t.Run("realtime", func(t *testing.T) { run(t, suite.NewRealtime(), allFaults(), opts) })
 	t.Run("bank", func(t *testing.T) { run(t, suite.NewBank(), allFaults(), opts) })
+	t.Run("files", func(t *testing.T) { run(t, suite.NewFiles(), allFaults(), opts) })
 	five := opts
 	five.Nodes = 5
 	t.Run("set-5-nodes", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), five) })
