@@ -14,7 +14,7 @@ import (
 
 // The fault suite runs only when asked (it needs root and a few minutes):
 //
-//	JEPSEN=smoke  every fault once, split over the workloads (~3 min;
+//	JEPSEN=smoke  every fault once, split over the workloads (~3.5 min;
 //	              `make jepsen-smoke`, part of .ci/run)
 //	JEPSEN=full   every workload against every fault (`make jepsen`)
 //
