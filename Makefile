@@ -257,15 +257,15 @@ bench-failover:
 # pauses, partitions, lossy and slow links, clock skew and membership
 # changes, with checked histories. Needs root, iproute2 and nftables.
 # Reports go to jepsen/reports/ (JEPSEN_REPORT_DIR). JEPSEN_SEED replays a
-# run's fault plan. Each of the six runs gets JEPSEN_TIME/4 of client time
-# and lasts at least one round of every fault; then latency and follower
-# pauses alone must cause no election (JEPSEN_TIME/5): about 10.5 minutes
-# by default.
+# run's fault plan. Each of the seven runs gets JEPSEN_TIME/4 of client
+# time and lasts at least one round of every fault; then latency and
+# follower pauses alone must cause no election (JEPSEN_TIME/5): about 12
+# minutes by default.
 JEPSEN_TIME ?= 5m
 jepsen:
 	JEPSEN=full JEPSEN_TIME=$(JEPSEN_TIME) $(GO) test $(GOFLAGS) -count=1 -timeout 90m -v -run 'TestJepsen' ./jepsen/
 
 # Every fault once, split over the workloads, and the check that the
-# deliberately broken builds are caught: about 3 minutes; part of .ci/run.
+# deliberately broken builds are caught: about 3.5 minutes; part of .ci/run.
 jepsen-smoke:
 	JEPSEN=smoke $(GO) test $(GOFLAGS) -count=1 -timeout 20m -v -run 'TestJepsen' ./jepsen/

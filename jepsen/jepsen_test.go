@@ -14,13 +14,13 @@ import (
 
 // The fault suite runs only when asked (it needs root and a few minutes):
 //
-//	JEPSEN=smoke  every fault once, split over the workloads (~3 min;
+//	JEPSEN=smoke  every fault once, split over the workloads (~3.5 min;
 //	              `make jepsen-smoke`, part of .ci/run)
 //	JEPSEN=full   every workload against every fault (`make jepsen`)
 //
 // JEPSEN_TIME (full, default 5m: each of the seven runs gets JEPSEN_TIME/4
 // of client time, and every fault is applied at least once per run even
-// when that takes longer: the default takes about 11 min in all), JEPSEN_SEED,
+// when that takes longer: the default takes about 15 min in all), JEPSEN_SEED,
 // JEPSEN_NODES (default 3; full also runs the set workload on 5),
 // JEPSEN_REPORT_DIR (default jepsen/reports) and JEPSEN_NODE_ENV (space-
 // separated KEY=VALUE settings for every node, e.g. Raft timing) tune it.
@@ -138,6 +138,11 @@ func TestJepsen(t *testing.T) {
 			wh.Duration = 15 * time.Second
 			run(t, suite.NewWebhook(), []suite.Fault{suite.Kill{Leader: true}, suite.Pause{Leader: true}}, wh)
 		})
+		t.Run("files", func(t *testing.T) {
+			files := opts
+			files.Duration = 15 * time.Second
+			run(t, suite.NewFiles(), []suite.Fault{suite.Kill{}, suite.IsolateLeader{}}, files)
+		})
 		return
 	}
 	total := envDuration(t, "JEPSEN_TIME", 5*time.Minute)
@@ -158,6 +163,7 @@ func TestJepsen(t *testing.T) {
 	t.Run("bank", func(t *testing.T) { run(t, suite.NewBank(), allFaults(), opts) })
 	t.Run("queue", func(t *testing.T) { run(t, suite.NewQueue(), allFaults(), opts) })
 	t.Run("webhook", func(t *testing.T) { run(t, suite.NewWebhook(), allFaults(), opts) })
+	t.Run("files", func(t *testing.T) { run(t, suite.NewFiles(), allFaults(), opts) })
 	five := opts
 	five.Nodes = 5
 	t.Run("set-5-nodes", func(t *testing.T) { run(t, suite.NewSet(), allFaults(), five) })

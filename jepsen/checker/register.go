@@ -1,7 +1,8 @@
 // Package checker holds the history checkers of the fault tests: models
 // for github.com/anishathalye/porcupine's linearizability checker, and
 // the check of webhook deliveries against what was committed
-// (webhooks.go).
+// (webhooks.go), and the files workload's checker (files.go), a pure
+// function of the history and every node's final state.
 package checker
 
 import (

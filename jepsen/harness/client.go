@@ -152,6 +152,16 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (*Respon
 		}
 		rd = bytes.NewReader(enc)
 	}
+	contentType := ""
+	if rd != nil {
+		contentType = "application/json"
+	}
+	return c.send(ctx, method, path, rd, contentType)
+}
+
+// send sends one request with body rd (nil: none) of contentType within
+// ctx, and reads the whole answer.
+func (c *Client) send(ctx context.Context, method, path string, rd io.Reader, contentType string) (*Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
 	if err != nil {
 		return nil, err
@@ -159,8 +169,8 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (*Respon
 	for k, v := range c.Header {
 		req.Header[k] = v
 	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)

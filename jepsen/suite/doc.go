@@ -3,7 +3,7 @@
 // recorded history: it owns the run loop (Run), the faults (process crash
 // and pause, partitions, one-way and lossy links, latency, clock skew,
 // membership changes), the workloads (register, local, set, realtime,
-// bank, queue, webhook) and the per-run report.
+// bank, queue, webhook, files) and the per-run report.
 //
 // A run is reproducible from its seed: the seed picks the order of the
 // faults, their targets and durations, and every client's operations.

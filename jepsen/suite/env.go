@@ -165,6 +165,9 @@ type Verdict struct {
 	// Stale counts reads older than a write the same node had acknowledged
 	// before the read began (the local workload).
 	Stale int `json:"stale,omitempty"`
+	// Corrupted counts files served with other bytes than their upload's
+	// (the files workload).
+	Corrupted int `json:"corrupted,omitempty"`
 	// Linearizable is porcupine's verdict ("ok", "illegal", "unknown"),
 	// empty when the workload does not check it.
 	Linearizable  string   `json:"linearizable,omitempty"`

@@ -73,6 +73,9 @@ func (r Report) Summary() string {
 	if v.Stale > 0 {
 		s += fmt.Sprintf(" stale=%d", v.Stale)
 	}
+	if v.Corrupted > 0 {
+		s += fmt.Sprintf(" corrupted=%d", v.Corrupted)
+	}
 	if v.Linearizable != "" {
 		s += " linearizable=" + v.Linearizable
 	}
