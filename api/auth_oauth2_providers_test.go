@@ -43,8 +43,8 @@ func providerRows() []*providerRow {
 			idToken: map[string]any{"sub": "001234.9f1e2d3c4b5a.0412", "email": "x7d2@privaterelay.appleid.com",
 				"email_verified": "true", "is_private_email": "true", "auth_time": 1700000000},
 			authParams: map[string]string{"response_mode": "form_post", "scope": "name email"},
-			meta: map[string]any{"id": "001234.9f1e2d3c4b5a.0412", "email": "x7d2@privaterelay.appleid.com", "verified": true},
-			email: "x7d2@privaterelay.appleid.com"},
+			meta:       map[string]any{"id": "001234.9f1e2d3c4b5a.0412", "email": "x7d2@privaterelay.appleid.com", "verified": true},
+			email:      "x7d2@privaterelay.appleid.com"},
 		{name: "bitbucket", style: "header", userinfo: "/2.0/user",
 			answers: map[string]string{
 				"/2.0/user": `{"uuid":"{b2a6c3d4-1e2f-4a5b-8c9d-0e1f2a3b4c5d}","username":"annb","display_name":"Ann Bucket",
