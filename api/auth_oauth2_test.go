@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oauth2-proxy/mockoidc"
 
@@ -435,5 +436,45 @@ func TestOAuth2Link(t *testing.T) {
 	d = oidcSignIn(t, s, m, "members", &mockoidc.MockUser{Subject: "zed", Email: "zed@example.com", EmailVerified: true}, "", s.AdminHeaders(t, nil)).ok()
 	if apitest.Obj(t, d["meta"])["is_new"] != true {
 		t.Fatalf("answer %v", d)
+	}
+}
+
+// TestOAuth2MFA: an OAuth2 sign-in is a first factor like a password: an
+// account with TOTP on gets an MFA ticket (and no cookie), from an
+// exchange of its linked identity and from a merge confirmed with its
+// password.
+func TestOAuth2MFA(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, members())
+	m := startMockOIDC(t, s)
+	register(t, s, "members", "tess@example.com", userPassword)
+	tok := signIn(t, s, "members", "tess@example.com", userPassword)["token"].(string)
+	secret := data(t, s, 200, "POST", "/api/v1/auth/members/totp/setup", nil, bearer(tok))["secret"].(string)
+	codes := data(t, s, 200, "POST", "/api/v1/auth/members/totp/confirm", map[string]any{"code": oathCode(t, secret, time.Now())}, bearer(tok))["recovery_codes"].([]any)
+
+	linked := &mockoidc.MockUser{Subject: "tess-linked", Email: "tess.other@example.com", EmailVerified: true}
+	if d := oidcSignIn(t, s, m, "members", linked, "", bearer(tok)).ok(); d["token"] == nil {
+		t.Fatalf("linking from a session: %v", d)
+	}
+	ticket := func(t *testing.T, a oauthAnswer) string {
+		t.Helper()
+		d := a.ok()
+		if d["mfa_required"] != true || d["token"] != nil || d["record"] != nil {
+			t.Fatalf("answer %v", d)
+		}
+		return d["mfa_token"].(string)
+	}
+	mfa := ticket(t, oidcSignIn(t, s, m, "members", linked, "", nil))
+	data(t, s, 200, "POST", "/api/v1/auth/members/login/mfa", map[string]any{"mfa_token": mfa, "recovery_code": codes[0]}, nil)
+
+	// One identity per provider and account: unlink the first.
+	if res, out := s.Do(t, "DELETE", "/api/v1/auth/members/oauth2/oidc/unlink", nil, bearer(tok)); res.StatusCode != 204 {
+		t.Fatalf("unlink: %d %s", res.StatusCode, out)
+	}
+	merge := oidcSignIn(t, s, m, "members", &mockoidc.MockUser{Subject: "tess-merge", Email: "tess@example.com", EmailVerified: true}, "", nil).ok()
+	res, out := s.Do(t, "POST", "/api/v1/auth/members/oauth2/merge-confirm", map[string]any{"merge_token": merge["merge_token"], "password": userPassword}, nil)
+	if res.StatusCode != 200 || len(res.Cookies()) != 0 || !strings.Contains(string(out), `"mfa_required":true`) {
+		t.Fatalf("merge by password: %d %v %s", res.StatusCode, res.Cookies(), out)
 	}
 }
