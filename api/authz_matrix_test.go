@@ -144,6 +144,7 @@ func matrixPaths() []mpath {
 		{name: "file-upload", run: pathFileUpload},
 		{name: "js-find", run: pathJSFind},
 		{name: "js-query", run: pathJSQuery},
+		{name: "oauth2", all: pathOAuth2},
 	}
 }
 

@@ -172,6 +172,8 @@ func TestRequestAction(t *testing.T) {
 		{"POST", "/api/v1/admin/setup", actAuth},
 		{"GET", "/api/v1/admin/setup/status", actRead},
 		{"GET", "/api/v1/auth/me", actRead},
+		{"GET", "/api/v1/auth/users/oauth2/authorize", actAuth},
+		{"GET", "/api/v1/auth/users/oauth2/providers", actRead},
 		{"POST", "/api/v1/posts", actCreate},
 		{"POST", "/api/v1/admin/setupx", actCreate},
 		{"POST", "/api/v1/flags/evaluate", actRead},

@@ -24,7 +24,8 @@ import (
 //     "/api/v1/postsx").
 //   - action: "*" (the default), "auth", "create", "read", "update" or
 //     "delete". auth is a POST to /api/v1/auth/..., /api/v1/admin/auth/...
-//     or /api/v1/admin/setup; the public flag evaluation (a POST) is read;
+//     or /api/v1/admin/setup, or a GET of /api/v1/auth/:c/oauth2/authorize;
+//     the public flag evaluation (a POST) is read;
 //     otherwise the method decides: POST create,
 //     GET, HEAD and OPTIONS read, PUT and PATCH update, DELETE delete.
 //   - audience: "guest" (no valid credential), "auth" (any valid
@@ -300,6 +301,12 @@ func requestAction(method, path string) rateAction {
 		return actUpdate
 	case http.MethodDelete:
 		return actDelete
+	case http.MethodGet:
+		// Beginning an OAuth2 sign-in stores the authorization through
+		// the log: it counts as a sign-in.
+		if strings.HasPrefix(path, "/api/v1/auth/") && strings.HasSuffix(path, "/oauth2/authorize") {
+			return actAuth
+		}
 	}
 	return actRead
 }

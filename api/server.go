@@ -49,6 +49,8 @@ type Options struct {
 	AdminAuth     AdminAuth
 	Admins        AdminManager
 	Auditor       Auditor
+	// OAuth2 serves OAuth2 sign-in (nil: no OAuth2 routes).
+	OAuth2 OAuth2Flows
 
 	Node  Node
 	Stats StatsFunc
@@ -107,6 +109,7 @@ type Server struct {
 	adminAuth  AdminAuth
 	admins     AdminManager
 	auditor    Auditor
+	oauth2     OAuth2Flows
 	node       Node
 	stats      StatsFunc
 	setupKey   string
@@ -157,7 +160,7 @@ func New(opts Options) *Server {
 		flags: opts.Flags, segments: opts.FlagSegments,
 		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
-		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
+		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}
@@ -187,6 +190,7 @@ func New(opts Options) *Server {
 			r.Use(s.authenticate)
 			s.mountUserAuth(r)
 			s.mountAuthFlows(r)
+			s.mountOAuth2(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate, s.audit, s.requireRole)

@@ -62,11 +62,17 @@ func UniqueViolationColumn(err error) string { return uniqueViolationColumn(err)
 // with values already in stored form (in RowFields order), as an admin
 // would (no create rule): the stored row.
 func (rs *Records) CreateAccount(ctx context.Context, ci *Coll, id string, now int64, values []any) (Row, uint64, error) {
-	res, idx, err := rs.e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
-		Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values,
-	})
+	res, idx, err := rs.e.Propose(ctx, cmdRecordCreate, rs.AccountCreate(ci, id, now, values).cmd)
 	if err != nil {
 		return nil, idx, err
 	}
 	return res.(Row), idx, nil
+}
+
+// AccountCreate is what CreateAccount commits, for a module that creates
+// the account inside its own command (ApplyRecordCreateRow), together
+// with its own rows. The values are stored as given: encrypted fields
+// are not sealed, so a module leaves them empty.
+func (rs *Records) AccountCreate(ci *Coll, id string, now int64, values []any) *RecordCreate {
+	return &RecordCreate{cmd: recordCreateCmd{Coll: ci.ID, Ver: ci.Version, Admin: true, ID: id, Now: now, Values: values}}
 }

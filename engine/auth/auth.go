@@ -7,7 +7,7 @@
 // as long as a credential is used (Authenticate, Recheck,
 // CredentialsTouched).
 //
-// It registers its commands (30-34, 60-65, 70-79), its internal tables,
+// It registers its commands (30-34, 60-65, 70-79, 115-119), its internal tables,
 // settings and record hooks on the core (engine/DESIGN.md). Auth keeps
 // the credentials and the user flows; Admins and Factors are its admin
 // and second-factor services.
@@ -30,6 +30,9 @@ type Options struct {
 	// Outbound makes HTTP requests to the outside through the SSRF guard
 	// (mail relays are SMTP; this is for the password breach check).
 	Outbound engine.Outbound
+	// OAuth2 exchanges OAuth2 codes with providers (through the SSRF
+	// guard); nil: OAuth2 sign-in answers 503.
+	OAuth2 OAuth2Client
 }
 
 // Auth is the module of sign-in and accounts: admins and their sessions,
@@ -51,6 +54,7 @@ type Auth struct {
 
 	adm *Admins
 	fac *Factors
+	oa  *OAuth2
 }
 
 // New wires the auth module to core: its migrations, settings, hooks and
@@ -62,6 +66,8 @@ func New(core *engine.Engine, opts Options) (*Auth, error) {
 	au.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
 	au.tokens.Store(&apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}})
 	au.register()
+	au.oa = newOAuth2(au, opts.OAuth2)
+	au.oa.register()
 	core.OnEvents(au.onEvents)
 	if err := au.reloadAll(context.Background()); err != nil {
 		return nil, fmt.Errorf("auth: %w", err)

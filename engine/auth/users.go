@@ -67,7 +67,7 @@ func (au *Auth) authFeature(ci *engine.Coll, feature string) bool {
 	case "mfa":
 		return o.MFA && au.core.SettingBool("auth.mfa.enabled")
 	case "oauth2":
-		return o.OAuth2
+		return o.OAuth2 && au.core.SettingBool("auth.oauth2.enabled")
 	}
 	return au.core.SettingBool("auth." + feature + ".enabled")
 }

@@ -36,6 +36,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		AdminAuth:     s.Auth.Admins(),
 		Admins:        s.Auth.Admins(),
 		Auditor:       s.Auth.Admins(),
+		OAuth2:        s.Auth.OAuth2(),
 		Node:          s.Node,
 		Stats:         s.Stats,
 		Digest:        s.Digest,

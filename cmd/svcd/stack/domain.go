@@ -68,6 +68,9 @@ type DomainOptions struct {
 	// Scripts are the JavaScript module's outside world: its guarded and
 	// raw HTTP clients, the environment, the node's id.
 	Scripts jsvm.ModuleOptions
+	// OAuth2 exchanges OAuth2 codes with providers (engine/auth; nil:
+	// OAuth2 sign-in answers 503).
+	OAuth2 auth.OAuth2Client
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -81,7 +84,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	// The order of the modules is the order their record hooks run in:
 	// account clean-up (auth), the search index, history, as when they
 	// were part of the core.
-	if d.Auth, err = auth.New(eng, auth.Options{Signer: opts.Signer, Outbound: opts.Outbound}); err != nil {
+	if d.Auth, err = auth.New(eng, auth.Options{Signer: opts.Signer, Outbound: opts.Outbound, OAuth2: opts.OAuth2}); err != nil {
 		return nil, err
 	}
 	d.Search = search.New(eng)

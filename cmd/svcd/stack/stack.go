@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"svcd/api/egress"
+	"svcd/api/oauth2client"
 	"svcd/cluster"
 	"svcd/cluster/blobs"
 	"svcd/engine"
@@ -181,7 +182,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 			}
 			return node.NodeID()
 		}}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Scripts: scripts, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Scripts: scripts, OAuth2: oauth2client.New(guard.Client()), Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
