@@ -40,11 +40,12 @@ func TestFilesHistoryRestore(t *testing.T) {
 	})
 	t.Run("s3", func(t *testing.T) {
 		t.Parallel()
-		peer := startS3(t)
-		clock := newClock()
-		s := apitest.Start(t, apitest.Options{Clock: clock.Now})
-		peer.useS3(t, s)
-		testFilesRestore(t, s, clock, func(name string) bool { return peer.object(t, name) != nil })
+		eachS3(t, func(t *testing.T, peer *s3Peer) {
+			clock := newClock()
+			s := apitest.Start(t, apitest.Options{Clock: clock.Now})
+			peer.useS3(t, s)
+			testFilesRestore(t, s, clock, func(name string) bool { return peer.object(t, name) != nil })
+		})
 	})
 }
 
