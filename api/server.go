@@ -33,6 +33,7 @@ type Options struct {
 	UserAuth      UserAuth
 	AuthFlows     AuthFlows
 	Factors       SecondFactors
+	Passkeys      Passkeys
 	AdminAuth     AdminAuth
 	Admins        AdminManager
 	Auditor       Auditor
@@ -83,6 +84,7 @@ type Server struct {
 	users      UserAuth
 	flows      AuthFlows
 	factors    SecondFactors
+	passkeys   Passkeys
 	adminAuth  AdminAuth
 	admins     AdminManager
 	auditor    Auditor
@@ -133,7 +135,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
-		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
+		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
@@ -159,11 +161,13 @@ func New(opts Options) *Server {
 		s.mountAdminAuth(r)
 		s.mountUserAuthOpen(r)
 		s.mountAuthFlowsOpen(r)
+		s.mountPasskeysOpen(r)
 		s.mountRealtimeSSE(r)
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			s.mountUserAuth(r)
 			s.mountAuthFlows(r)
+			s.mountPasskeys(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate, s.audit, s.requireRole)
