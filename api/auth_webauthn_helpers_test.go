@@ -98,3 +98,14 @@ func (d *passkeyDevice) signIn(t testing.TB, begin, finish *apitest.Server, c, e
 	opts, ticket := pkOptions(t, begin, pkURL(c, "login/options"), body, nil)
 	return data(t, finish, 200, "POST", pkURL(c, "login/verify"), map[string]any{"ticket": ticket, "response": d.assert(t, opts)}, nil)
 }
+
+// pkList lists the passkeys of the caller of headers in collection c.
+func pkList(t testing.TB, s *apitest.Server, c string, headers map[string]string) []any {
+	t.Helper()
+	res, body := s.Do(t, "GET", pkURL(c, "credentials"), nil, headers)
+	apitest.CheckCommon(t, res, body)
+	if res.StatusCode != 200 {
+		t.Fatalf("list: %d %s", res.StatusCode, body)
+	}
+	return apitest.List(t, apitest.DecodeMap(t, body)["data"])
+}
