@@ -142,6 +142,7 @@ func matrixPaths() []mpath {
 		{name: "file-download", run: pathFileDownload},
 		{name: "file-token", run: pathFileToken},
 		{name: "file-upload", run: pathFileUpload},
+		{name: "passkeys", all: pathPasskeys},
 	}
 }
 
