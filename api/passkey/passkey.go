@@ -32,6 +32,9 @@ var _ auth.PasskeyProtocol = Protocol{}
 
 // relyingParty configures the library for rp.
 func relyingParty(rp auth.RelyingParty) (*webauthn.WebAuthn, error) {
+	if err := protocol.ValidateRPID(rp.ID); err != nil {
+		return nil, &auth.PasskeyRefusal{Config: true, Reason: fmt.Sprintf("relying party id %q: %v", rp.ID, err)}
+	}
 	wa, err := webauthn.New(&webauthn.Config{
 		RPID:                  rp.ID,
 		RPDisplayName:         rp.Name,
@@ -113,7 +116,7 @@ func (Protocol) BeginRegistration(rp auth.RelyingParty, u *auth.PasskeyUser) (*a
 	}
 	creation, sess, err := wa.BeginRegistration(usr, webauthn.WithExclusions(webauthn.Credentials(usr.creds).CredentialDescriptors()))
 	if err != nil {
-		return nil, &auth.PasskeyRefusal{Config: true, Reason: err.Error()}
+		return nil, fmt.Errorf("passkey: registration options: %w", err)
 	}
 	return options(creation, sess)
 }
@@ -157,8 +160,8 @@ func (Protocol) BeginLogin(rp auth.RelyingParty, u *auth.PasskeyUser, decoy []by
 	var sess *webauthn.SessionData
 	switch {
 	case u != nil:
-		usr, err := userOf(u)
-		if err != nil {
+		var usr *user
+		if usr, err = userOf(u); err != nil {
 			return nil, err
 		}
 		assertion, sess, err = wa.BeginLogin(usr)
@@ -169,13 +172,10 @@ func (Protocol) BeginLogin(rp auth.RelyingParty, u *auth.PasskeyUser, decoy []by
 		assertion, sess, err = wa.BeginDiscoverableLogin()
 	}
 	if err != nil {
-		return nil, &auth.PasskeyRefusal{Config: true, Reason: err.Error()}
+		return nil, fmt.Errorf("passkey: sign-in options: %w", err)
 	}
 	return options(assertion, sess)
 }
-
-// errNotOwned refuses a credential no account may use here.
-var errNotOwned = errors.New("no account of this collection has the passkey")
 
 // FinishLogin checks the answer of navigator.credentials.get.
 func (Protocol) FinishLogin(rp auth.RelyingParty, sessionJSON, response []byte, owner func([]byte) (*auth.PasskeyUser, error)) (*auth.PasskeyAssertion, error) {
@@ -196,7 +196,7 @@ func (Protocol) FinishLogin(rp auth.RelyingParty, sessionJSON, response []byte, 
 		return nil, err
 	}
 	if u == nil {
-		return nil, &auth.PasskeyRefusal{Reason: errNotOwned.Error()}
+		return nil, &auth.PasskeyRefusal{Reason: "no account of this collection has the passkey"}
 	}
 	usr, err := userOf(u)
 	if err != nil {
