@@ -145,6 +145,7 @@ func matrixPaths() []mpath {
 		{name: "js-find", run: pathJSFind},
 		{name: "js-query", run: pathJSQuery},
 		{name: "oauth2", all: pathOAuth2},
+		{name: "passkeys", all: pathPasskeys},
 	}
 }
 

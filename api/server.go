@@ -46,6 +46,7 @@ type Options struct {
 	UserAuth      UserAuth
 	AuthFlows     AuthFlows
 	Factors       SecondFactors
+	Passkeys      Passkeys
 	AdminAuth     AdminAuth
 	Admins        AdminManager
 	Auditor       Auditor
@@ -106,6 +107,7 @@ type Server struct {
 	users      UserAuth
 	flows      AuthFlows
 	factors    SecondFactors
+	passkeys   Passkeys
 	adminAuth  AdminAuth
 	admins     AdminManager
 	auditor    Auditor
@@ -159,7 +161,7 @@ func New(opts Options) *Server {
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows, scripts: opts.Scripts,
 		flags: opts.Flags, segments: opts.FlagSegments,
 		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
-		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
+		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
@@ -185,12 +187,14 @@ func New(opts Options) *Server {
 		s.mountAdminAuth(r)
 		s.mountUserAuthOpen(r)
 		s.mountAuthFlowsOpen(r)
+		s.mountPasskeysOpen(r)
 		s.mountRealtimeSSE(r)
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			s.mountUserAuth(r)
 			s.mountAuthFlows(r)
 			s.mountOAuth2(r)
+			s.mountPasskeys(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate, s.audit, s.requireRole)

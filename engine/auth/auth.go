@@ -7,10 +7,11 @@
 // as long as a credential is used (Authenticate, Recheck,
 // CredentialsTouched).
 //
-// It registers its commands (30-34, 60-65, 70-79, 115-119), its internal tables,
-// settings and record hooks on the core (engine/DESIGN.md). Auth keeps
-// the credentials and the user flows; Admins and Factors are its admin
-// and second-factor services.
+// It registers its commands (30-34, 60-65, 70-79, 115-119, 120-124), its
+// internal tables, settings and record hooks on the core
+// (engine/DESIGN.md). Auth keeps the credentials and the user flows;
+// Admins, Factors and Passkeys are its admin, second-factor and passkey
+// services.
 package auth
 
 import (
@@ -33,13 +34,17 @@ type Options struct {
 	// OAuth2 exchanges OAuth2 codes with providers (through the SSRF
 	// guard); nil: OAuth2 sign-in answers 503.
 	OAuth2 OAuth2Client
+	// Passkeys is the WebAuthn protocol (nil: the passkey endpoints
+	// answer 503).
+	Passkeys PasskeyProtocol
 }
 
 // Auth is the module of sign-in and accounts: admins and their sessions,
 // API tokens, user sessions and the account flows (reset, verification,
-// OTP, TOTP, MFA, anonymous accounts, promote), lockout, impersonation,
-// revocation and the audit log. It owns commands 30-34, 60-65 and 70-79
-// and the internal tables of migrations 1-3 and 5 that hold that state.
+// OTP, TOTP, MFA, anonymous accounts, promote), passkeys, lockout,
+// impersonation, revocation and the audit log. It owns commands 30-34,
+// 60-65, 70-79 and 120-124 and the internal tables of migrations 1-3, 5
+// and 8 that hold that state.
 type Auth struct {
 	core   *engine.Engine
 	signer *token.Signer
@@ -55,6 +60,7 @@ type Auth struct {
 	adm *Admins
 	fac *Factors
 	oa  *OAuth2
+	pk  *Passkeys
 }
 
 // New wires the auth module to core: its migrations, settings, hooks and
@@ -62,7 +68,7 @@ type Auth struct {
 // fresh from committed events. Call it before core.Seal.
 func New(core *engine.Engine, opts Options) (*Auth, error) {
 	au := &Auth{core: core, signer: opts.Signer, outbound: opts.Outbound, mailSlots: make(chan struct{}, mailSlots)}
-	au.adm, au.fac = &Admins{au: au}, &Factors{au: au}
+	au.adm, au.fac, au.pk = &Admins{au: au}, &Factors{au: au}, &Passkeys{au: au, proto: opts.Passkeys}
 	au.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
 	au.tokens.Store(&apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}})
 	au.register()

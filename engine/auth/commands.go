@@ -70,4 +70,5 @@ func (au *Auth) register() {
 	c.Command(cmdRecoveryRegenerate, "auth.recovery_regenerate", au.fac.applyRecoveryRegenerate)
 	c.Command(cmdMFAExchange, "auth.mfa_exchange", au.fac.applyMFAExchange)
 	c.Command(cmdPromote, "auth.promote", au.applyPromote)
+	au.pk.register()
 }

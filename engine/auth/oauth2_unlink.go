@@ -20,8 +20,11 @@ type oauth2UnlinkCmd struct {
 	Provider string `json:"provider"`
 	// OTP: the account can sign in with an emailed code (the feature is
 	// on and its email is real), decided when proposed.
-	OTP bool  `json:"otp"`
-	Now int64 `json:"now"`
+	OTP bool `json:"otp"`
+	// Passkeys: passkey sign-in is on for the collection (decided when
+	// proposed); the account's passkeys then count as a way in.
+	Passkeys bool  `json:"passkeys,omitempty"`
+	Now      int64 `json:"now"`
 }
 
 // Unlink removes the caller's link to provider, unless it is the
@@ -44,8 +47,9 @@ func (o *OAuth2) Unlink(ctx context.Context, p engine.Principal, coll, provider 
 	}
 	email := engine.AsString(row[ci.RowIndex("email")])
 	otp := o.au.authFeature(ci, "otp") && !strings.HasSuffix(email, ".invalid")
+	passkeys := o.au.authFeature(ci, "webauthn")
 	res, idx, err := o.au.core.Propose(ctx, cmdOAuth2Unlink, oauth2UnlinkCmd{
-		Coll: ci.ID, UserID: p.ID, Provider: provider, OTP: otp, Now: o.au.core.Now().Unix(),
+		Coll: ci.ID, UserID: p.ID, Provider: provider, OTP: otp, Passkeys: passkeys, Now: o.au.core.Now().Unix(),
 	})
 	if err != nil {
 		return idx, err
@@ -82,9 +86,28 @@ func (o *OAuth2) applyUnlink(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return outcome("none"), nil
 	}
 	hasPassword := engine.AsString(row[ci.RowIndex("password")]) != ""
-	if !hasPassword && others == 0 && !c.OTP {
+	passkeys, err := passkeyCountTx(tx, c.Passkeys, c.Coll, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if !hasPassword && others == 0 && !c.OTP && passkeys == 0 {
 		return outcome("last"), nil
 	}
 	_, err = tx.Exec(`DELETE FROM _svc_oauth2_links WHERE coll = ? AND user_id = ? AND provider = ?`, c.Coll, c.UserID, c.Provider)
 	return outcome("ok"), err
+}
+
+// passkeyCountTx is how many passkeys the account has, when passkey
+// sign-in is on (on: decided when the command was proposed). A replica
+// whose internal schema predates passkeys has none.
+func passkeyCountTx(tx *fsm.Tx, on bool, coll, userID string) (int, error) {
+	if !on {
+		return 0, nil
+	}
+	if v, err := engine.InternalVersionTx(tx); err != nil || v < passkeysVersion {
+		return 0, err
+	}
+	var n int
+	err := tx.QueryRow(`SELECT count(*) FROM _svc_webauthn_credentials WHERE coll = ? AND user_id = ?`, coll, userID).Scan(&n)
+	return n, err
 }

@@ -33,6 +33,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,
 		Factors:       s.Auth.Factors(),
+		Passkeys:      s.Auth.Passkeys(),
 		AdminAuth:     s.Auth.Admins(),
 		Admins:        s.Auth.Admins(),
 		Auditor:       s.Auth.Admins(),

@@ -3,6 +3,7 @@ package stack
 import (
 	"time"
 
+	"svcd/api/passkey"
 	"svcd/engine"
 	"svcd/engine/auth"
 	"svcd/engine/csv"
@@ -84,7 +85,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	// The order of the modules is the order their record hooks run in:
 	// account clean-up (auth), the search index, history, as when they
 	// were part of the core.
-	if d.Auth, err = auth.New(eng, auth.Options{Signer: opts.Signer, Outbound: opts.Outbound, OAuth2: opts.OAuth2}); err != nil {
+	if d.Auth, err = auth.New(eng, auth.Options{Signer: opts.Signer, Outbound: opts.Outbound, OAuth2: opts.OAuth2, Passkeys: passkey.Protocol{}}); err != nil {
 		return nil, err
 	}
 	d.Search = search.New(eng)
