@@ -40,11 +40,21 @@ func (w queueWork) EnabledWorkers(ctx context.Context) ([]scheduler.Worker, erro
 
 func (w queueWork) Claim(ctx context.Context, workerID, queueName string, max int, by string) ([]scheduler.Claimed, error) {
 	jobs, err := w.q.Claim(ctx, workerID, queueName, max, by)
+	return w.claimed(jobs), err
+}
+
+func (w queueWork) ClaimBuiltin(ctx context.Context, queueName string, concurrency, max int, by string) ([]scheduler.Claimed, error) {
+	jobs, err := w.q.ClaimBuiltin(ctx, queueName, concurrency, max, by)
+	return w.claimed(jobs), err
+}
+
+// claimed are claimed jobs as the dispatcher sees them.
+func (w queueWork) claimed(jobs []queue.ClaimedJob) []scheduler.Claimed {
 	out := make([]scheduler.Claimed, 0, len(jobs))
 	for _, j := range jobs {
 		out = append(out, scheduler.Claimed{ID: j.ID, Queue: j.Queue, Attempt: j.Attempt, Payload: j.Payload, Until: realDeadline(w.now, j.Until)})
 	}
-	return out, err
+	return out
 }
 
 func (w queueWork) Complete(ctx context.Context, id string, attempt int64, result any, runErr error) error {
