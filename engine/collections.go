@@ -82,6 +82,19 @@ func mergeObjects(base, patch json.RawMessage) json.RawMessage {
 
 // CreateCollection validates and creates a collection from its JSON.
 func (sc *Schema) CreateCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error) {
+	return sc.createCollection(ctx, body, false)
+}
+
+// CreateSystemCollection is CreateCollection for a collection a module
+// creates for its own use (engine/notify's notification collections): its
+// name starts with svc_, a prefix no admin may use. Once it exists it is
+// an ordinary collection: admins read, change (keeping its name) and
+// delete it through the collection routes.
+func (sc *Schema) CreateSystemCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error) {
+	return sc.createCollection(ctx, body, true)
+}
+
+func (sc *Schema) createCollection(ctx context.Context, body []byte, system bool) (*schema.Collection, uint64, error) {
 	if d := schema.CheckDefinition(body); d != nil {
 		return nil, 0, ValidationError(d)
 	}
@@ -98,7 +111,10 @@ func (sc *Schema) CreateCollection(ctx context.Context, body []byte) (*schema.Co
 	if c.Fields == nil {
 		c.Fields = []*schema.Field{}
 	}
-	if verr := sc.validateCollection(&c, nil); verr != nil {
+	if system && !systemName(c.Name) {
+		return nil, 0, FieldError("name", "a module's collection is named svc_<name>")
+	}
+	if verr := sc.validateCollection(&c, nil, system); verr != nil {
 		return nil, 0, verr
 	}
 	var viewCols []string
@@ -165,7 +181,7 @@ func (sc *Schema) UpdateCollection(ctx context.Context, nameOrID string, body []
 		if c.Fields == nil {
 			c.Fields = []*schema.Field{}
 		}
-		if verr := sc.validateCollection(&c, old); verr != nil {
+		if verr := sc.validateCollection(&c, old, false); verr != nil {
 			return nil, 0, verr
 		}
 		var viewCols []string
