@@ -82,6 +82,12 @@ func auditAction(method, path string) (action, target string) {
 		return "queues.retry", segs[3]
 	case resource == "queues" && len(segs) == 3 && segs[2] == "jobs":
 		return "queues.enqueue", segs[1]
+	case resource == "notifications" && len(segs) == 4 && segs[1] == "providers" && segs[3] == "test-connection":
+		return "notifications.providers.test_connection", segs[2]
+	case resource == "notifications" && len(segs) == 3 && segs[1] == "providers":
+		return "notifications.providers." + verb, segs[2]
+	case resource == "notifications" && len(segs) == 2 && segs[1] == "test":
+		return "notifications.test", ""
 	}
 	if len(segs) >= 2 {
 		target = segs[1]

@@ -35,6 +35,8 @@ type Options struct {
 	Queues  Queues
 	Workers Workers
 	Jobs    Jobs
+	// engine/notify: device tokens, push providers.
+	Notifications Notifications
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -91,6 +93,7 @@ type Server struct {
 	queues     Queues
 	workers    Workers
 	jobs       Jobs
+	notify     Notifications
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -146,7 +149,7 @@ func New(opts Options) *Server {
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
 		flags: opts.Flags, segments: opts.FlagSegments,
-		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -193,10 +196,12 @@ func New(opts Options) *Server {
 			s.mountQueues(r)
 			s.mountWorkers(r)
 			s.mountJobs(r)
+			s.mountNotifications(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			s.mountFlagsPublic(r)
+			s.mountNotificationDevices(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate) // scopes are checked per entry

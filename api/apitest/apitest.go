@@ -8,6 +8,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +62,9 @@ type Options struct {
 	// ProgressInterval is stack.Config.ProgressInterval: the time between
 	// two progress lines of long work (0: the default, 5 s).
 	ProgressInterval time.Duration
+	// PushRoots is stack.Config.PushRoots: the roots APNs connections
+	// trust (a local APNs server's; nil: the system's).
+	PushRoots *x509.CertPool
 }
 
 // Server is one running node.
@@ -99,6 +103,7 @@ func Start(t testing.TB, opts Options) *Server {
 		EncryptionKey:    opts.EncryptionKey,
 		Clock:            opts.Clock,
 		ProgressInterval: opts.ProgressInterval,
+		PushRoots:        opts.PushRoots,
 	}, logger)
 	if err != nil {
 		t.Fatalf("apitest: open stack: %v", err)

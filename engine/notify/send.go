@@ -44,12 +44,6 @@ type Result struct {
 	Enqueued   []Enqueued `json:"enqueued"`
 }
 
-// Push job policy: 5 retries, exponential from 5 s (5, 10, 20, 40, 80 s).
-const (
-	pushRetries      = 5
-	pushRetryDelayMs = 5000
-)
-
 // pushJob is a push job's payload.
 type pushJob struct {
 	User  string         `json:"user"`
@@ -92,8 +86,9 @@ func (n *Notifications) Notify(ctx context.Context, userID string, msg Message, 
 	if err != nil {
 		return nil, err
 	}
+	retries, delay := n.retryPolicy()
 	for _, p := range targets {
-		id, deduped, err := n.jobs.Enqueue(ctx, Queue(p.name()), payload, pushRetries, pushRetryDelayMs)
+		id, deduped, err := n.jobs.Enqueue(ctx, Queue(p.name()), payload, retries, delay)
 		if err != nil {
 			return out, fmt.Errorf("enqueue the %s push: %w", p.name(), err)
 		}

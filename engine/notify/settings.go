@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"strconv"
 	"strings"
 
 	"svcd/engine"
@@ -11,8 +12,15 @@ import (
 // the collections are created; from then on the relation decides.
 const settingUsers = "notifications.users_collection"
 
+// The retry policy of push jobs: how many more runs a failing job gets,
+// and the delay before the first (doubling after each).
+const (
+	settingRetries    = "notifications.push.retries"
+	settingRetryDelay = "notifications.push.retry_delay_ms"
+)
+
 func (n *Notifications) registerSettings() {
-	defs := engine.Defaults(settingUsers, "users")
+	defs := engine.Defaults(settingUsers, "users", settingRetries, "5", settingRetryDelay, "5000")
 	for _, p := range providers() {
 		defs = append(defs, engine.SettingDef{Key: settingKey(p.name(), memberEnabled), Default: "0"})
 		for _, m := range p.members() {
@@ -51,4 +59,17 @@ func (n *Notifications) enabledProviders() []provider {
 // usersCollection is the setting naming the users' collection.
 func (n *Notifications) usersCollection() string {
 	return strings.TrimSpace(n.core.Setting(settingUsers))
+}
+
+// retryPolicy is the push jobs' retries and first retry delay (ms), the
+// defaults when the settings are malformed.
+func (n *Notifications) retryPolicy() (retries, delayMs int64) {
+	retries, delayMs = 5, 5000
+	if v, err := strconv.ParseInt(strings.TrimSpace(n.core.Setting(settingRetries)), 10, 64); err == nil && v >= 0 && v <= 100 {
+		retries = v
+	}
+	if v, err := strconv.ParseInt(strings.TrimSpace(n.core.Setting(settingRetryDelay)), 10, 64); err == nil && v >= 0 && v <= 86400000 {
+		delayMs = v
+	}
+	return retries, delayMs
 }

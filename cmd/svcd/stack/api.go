@@ -26,6 +26,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Queues:        s.Queue,
 		Workers:       s.Queue,
 		Jobs:          s.Queue,
+		Notifications: s.Notify,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

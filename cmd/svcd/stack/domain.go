@@ -10,6 +10,7 @@ import (
 	"svcd/engine/flags"
 	"svcd/engine/history"
 	"svcd/engine/jsvm"
+	"svcd/engine/notify"
 	"svcd/engine/queue"
 	"svcd/engine/search"
 	"svcd/engine/token"
@@ -39,6 +40,9 @@ type Domain struct {
 	// Queue keeps queue jobs, their workers and scheduled jobs; the
 	// leader's loops run them (queue.go).
 	Queue *queue.Queue
+	// Notify keeps the inbox, device tokens and push providers; its push
+	// jobs run on the queue's built-in queues (notify.go).
+	Notify *notify.Notifications
 }
 
 // DomainOptions configure the core and its modules.
@@ -54,6 +58,9 @@ type DomainOptions struct {
 	Blobs files.Stores
 	// Thumbnails makes thumbnails (nil: originals are served).
 	Thumbnails files.Thumbnailer
+	// Push speaks the push providers' protocols (nil: pushes fail and
+	// are retried; test-connection answers 503).
+	Push notify.Pusher
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -79,7 +86,8 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 		return nil, err
 	}
 	d.JS = jsvm.New(jsvm.Options{})
-	d.Queue = queue.New(eng, queue.Options{Code: d.JS})
+	d.Queue = queue.New(eng, queue.Options{Code: d.JS, Builtin: notify.Queues()})
+	d.Notify = notify.New(eng, notify.Options{Push: opts.Push, Jobs: pushJobs{d.Queue}})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

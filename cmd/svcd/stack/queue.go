@@ -102,12 +102,13 @@ func (r jsRunner) RunJob(ctx context.Context, code string, vars map[string]any) 
 }
 
 // queueSubsystems are the queue module's leader-only loops: the job
-// firer, the queue dispatcher and the reaper, for node.
+// firer, the queue dispatcher (with the push providers' built-in queues)
+// and the reaper, for node.
 func (d *Domain) queueSubsystems(node string, log *slog.Logger) []scheduler.Subsystem {
 	run := jsRunner{vm: d.JS, timeoutMs: d.Queue.TimeoutMs}
 	return []scheduler.Subsystem{
 		&scheduler.Firer{C: cronWork{d.Queue, d.Engine.Now}, Code: run, Node: node, Log: log},
-		&scheduler.Dispatcher{Q: queueWork{d.Queue, d.Engine.Now}, Code: run, Node: node, Log: log},
+		&scheduler.Dispatcher{Q: queueWork{d.Queue, d.Engine.Now}, Code: run, Builtin: d.pushQueues(), Node: node, Log: log},
 		&scheduler.Reaper{R: queueWork{d.Queue, d.Engine.Now}, Log: log},
 	}
 }

@@ -6,6 +6,7 @@ package stack
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,9 @@ type Config struct {
 	// work (a CSV import or export, a snapshot written or restored);
 	// 0: progress.DefaultInterval (5 s). Tests make it short.
 	ProgressInterval time.Duration
+	// PushRoots are the certificate roots APNs connections trust (nil:
+	// the system's). Tests set their local APNs server's.
+	PushRoots *x509.CertPool
 }
 
 // Stack is one node's state machine, domain and consensus, wired together.
@@ -168,7 +172,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Push: newPusher(guard, cfg.PushRoots), Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
