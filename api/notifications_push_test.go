@@ -366,3 +366,21 @@ func noRefusal(t *testing.T, refused []string) {
 		t.Fatalf("the provider's stand-in refused requests: %q", refused)
 	}
 }
+
+// Inbox rows reach their owner over realtime (the view rule decides),
+// not another user.
+func TestInboxRealtime(t *testing.T) {
+	e := newPushEnv(t)
+	aliceID, alice := e.user(t, "alice@example.com")
+	_, bob := e.user(t, "bob@example.com")
+	e.notify(t, aliceID, notify.Message{Title: "first"}, notify.SendOptions{}) // creates the inbox
+	wa := wsAs(t, e.s, bearer(alice), notify.InboxCollection)
+	wb := wsAs(t, e.s, bearer(bob), notify.InboxCollection)
+	res := e.notify(t, aliceID, notify.Message{Title: "live"}, notify.SendOptions{})
+	m := wa.read()
+	rec, _ := m["record"].(map[string]any)
+	if m["type"] != "create" || rec["id"] != res.InboxRowID || rec["title"] != "live" {
+		t.Fatalf("alice's event: %v", m)
+	}
+	wb.quiet()
+}

@@ -116,7 +116,7 @@ func (n *Notifications) deliver(ctx context.Context, p provider, user string, ms
 		return d, fmt.Errorf("disable dead tokens: %w", err)
 	}
 	if d.Retry > 0 {
-		return d, fmt.Errorf("%d of %d %s sends failed for now (retried): %s", d.Retry, d.Targets, p.name(), strings.Join(d.Errors, "; "))
+		return d, fmt.Errorf("%d of %d %s sends failed transiently: %s", d.Retry, d.Targets, p.name(), strings.Join(d.Errors, "; "))
 	}
 	return d, nil
 }
