@@ -15,11 +15,9 @@ func TestBuiltinQueueClaims(t *testing.T) {
 	if !v.q.Builtin("svc.push") || v.q.Builtin("mail") {
 		t.Fatal("Builtin does not report the configured queues")
 	}
-	var ids []string
 	for i := range 3 {
-		id, _, err := v.q.Enqueue(v.ctx, "svc.push", i, EnqueueOptions{Retries: i64(1), RetryDelayMs: i64(0)})
+		_, _, err := v.q.Enqueue(v.ctx, "svc.push", i, EnqueueOptions{Retries: i64(1), RetryDelayMs: i64(0)})
 		v.ok(err)
-		ids = append(ids, id)
 	}
 	first, err := v.q.ClaimBuiltin(v.ctx, "svc.push", 2, 10, "n1")
 	v.ok(err)

@@ -18,13 +18,6 @@ import (
 // The provider keeps the devices; one request covers all of a user's.
 type hosted struct{ c *Client }
 
-// hostedAnswer is the provider's answer to a send.
-type hostedAnswer struct {
-	ID         string          `json:"id"`
-	Recipients int             `json:"recipients"`
-	Errors     json.RawMessage `json:"errors"`
-}
-
 func (h *hosted) push(ctx context.Context, cfg map[string]string, msg Message, targets []string) []Outcome {
 	return each(ctx, targets, 4, func(ctx context.Context, user string) Outcome {
 		return h.send(ctx, cfg, msg, user)
