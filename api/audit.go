@@ -86,6 +86,12 @@ func auditAction(method, path string) (action, target string) {
 		return "webhooks.test", segs[1]
 	case resource == "workflows" && method == http.MethodPost && len(segs) >= 2:
 		return workflowAction(segs)
+	case resource == "notifications" && len(segs) == 4 && segs[1] == "providers" && segs[3] == "test-connection":
+		return "notifications.providers.test_connection", segs[2]
+	case resource == "notifications" && len(segs) == 3 && segs[1] == "providers":
+		return "notifications.providers." + verb, segs[2]
+	case resource == "notifications" && len(segs) == 2 && segs[1] == "test":
+		return "notifications.test", ""
 	}
 	if len(segs) >= 2 {
 		target = segs[1]

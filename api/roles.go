@@ -54,6 +54,10 @@ var roleTable = []roleRule{
 	// (SPEC.md). Anyone may evaluate through the public route.
 	{"/api/v1/admin/flags", engine.RoleDeveloper, engine.RoleDeveloper},
 	{"/api/v1/admin/flag-segments", engine.RoleDeveloper, engine.RoleDeveloper},
+	// Push providers hold credentials, as settings do: developers read
+	// them masked; changing them, probing them and sending test pushes is
+	// the owner's (revealing them too, checked by the route).
+	{"/api/v1/admin/notifications", engine.RoleDeveloper, engine.RoleOwner},
 	// Record data: editors and above (SPEC.md: "editor: plus app data").
 	{recordsScope, engine.RoleEditor, engine.RoleEditor},
 }

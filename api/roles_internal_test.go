@@ -39,6 +39,11 @@ func TestRequiredRole(t *testing.T) {
 		{http.MethodGet, "/api/v1/_/metrics", engine.RoleViewer},
 		{http.MethodPost, "/api/v1/_/metrics", engine.RoleViewer},
 
+		{http.MethodGet, "/api/v1/admin/notifications/providers", engine.RoleDeveloper},
+		{http.MethodPatch, "/api/v1/admin/notifications/providers/fcm", engine.RoleOwner},
+		{http.MethodPost, "/api/v1/admin/notifications/providers/fcm/test-connection", engine.RoleOwner},
+		{http.MethodPost, "/api/v1/admin/notifications/test", engine.RoleOwner},
+
 		{http.MethodGet, recordsScope, engine.RoleEditor},
 		{http.MethodPost, recordsScope, engine.RoleEditor},
 		{http.MethodPatch, recordsScope, engine.RoleEditor},

@@ -41,6 +41,8 @@ type Options struct {
 	Workflows Workflows
 	// Scripts are the hooks and custom routes (engine/jsvm).
 	Scripts Scripts
+	// engine/notify: device tokens, push providers.
+	Notifications Notifications
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -103,6 +105,7 @@ type Server struct {
 	webhooks   Webhooks
 	workflows  Workflows
 	scripts    Scripts
+	notify     Notifications
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -160,7 +163,7 @@ func New(opts Options) *Server {
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows, scripts: opts.Scripts,
 		flags: opts.Flags, segments: opts.FlagSegments,
-		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -213,10 +216,12 @@ func New(opts Options) *Server {
 			s.mountWebhooks(r)
 			s.mountWorkflows(r)
 			s.mountScripts(r)
+			s.mountNotifications(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
 			s.mountFlagsPublic(r)
+			s.mountNotificationDevices(r)
 		})
 		r.Group(func(r chi.Router) {
 			// Custom routes: the code's helpers check each collection's

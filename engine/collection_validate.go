@@ -41,14 +41,22 @@ func validateCollectionName(name string) string {
 	return ""
 }
 
-// reservedOnly reports a well-formed name whose only fault is that the
-// API reserves it (the inbox collection, notifications).
-func reservedOnly(name string) bool {
-	if !collectionNamePattern.MatchString(name) {
-		return false
+// systemName reports whether name is one of the names a module may give
+// the collections it creates (CreateSystemCollection): svc_ and a valid
+// name after it.
+func systemName(name string) bool {
+	return strings.HasPrefix(name, "svc_") && collectionNamePattern.MatchString(name)
+}
+
+// nameProblem is why c may not have its name: a reserved name is
+// accepted for a module's collection (system) and for a collection that
+// keeps the name it has (old).
+func nameProblem(c *schema.Collection, old *Coll, system bool) string {
+	msg := validateCollectionName(c.Name)
+	if msg != "" && systemName(c.Name) && (system || (old != nil && old.Name == c.Name)) {
+		return ""
 	}
-	lower := strings.ToLower(name)
-	return !strings.HasPrefix(lower, "_svc") && !strings.HasPrefix(lower, "sqlite_") && !strings.HasPrefix(lower, "svc_")
+	return msg
 }
 
 // lookupWith resolves relation targets against the current collections plus
@@ -66,14 +74,11 @@ func (l lookupWith) Collection(nameOrID string) *schema.Collection {
 }
 
 // validateCollection checks c (already normalised by the caller) and fills
-// field ids; old is the current definition for an update, or nil. A
-// collection the service created under a reserved name (system) keeps it.
+// field ids; old is the current definition for an update, or nil; system
+// is set for a module's own collection (CreateSystemCollection).
 func (sc *Schema) validateCollection(c *schema.Collection, old *Coll, system bool) *Error {
 	d := map[string]string{}
-	if old != nil && old.Name == c.Name {
-		system = true
-	}
-	if msg := validateCollectionName(c.Name); msg != "" && !(system && reservedOnly(c.Name)) {
+	if msg := nameProblem(c, old, system); msg != "" {
 		d["name"] = msg
 	} else if other := sc.e.Coll(c.Name); other != nil && (old == nil || other.ID != old.ID) {
 		d["name"] = "a collection with this name already exists"

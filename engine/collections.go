@@ -85,10 +85,11 @@ func (sc *Schema) CreateCollection(ctx context.Context, body []byte) (*schema.Co
 	return sc.createCollection(ctx, body, false)
 }
 
-// CreateSystemCollection is CreateCollection for a collection the service
-// defines itself, whose name the API reserves (SPEC.md's notifications
-// inbox): the name's reservation does not stop it. Admins change it
-// afterwards like any other.
+// CreateSystemCollection is CreateCollection for a collection a module
+// creates for its own use (engine/notify's notification collections): its
+// name starts with svc_, a prefix no admin may use. Once it exists it is
+// an ordinary collection: admins read, change (keeping its name) and
+// delete it through the collection routes.
 func (sc *Schema) CreateSystemCollection(ctx context.Context, body []byte) (*schema.Collection, uint64, error) {
 	return sc.createCollection(ctx, body, true)
 }
@@ -109,6 +110,9 @@ func (sc *Schema) createCollection(ctx context.Context, body []byte, system bool
 	c.Created, c.Updated = now, now
 	if c.Fields == nil {
 		c.Fields = []*schema.Field{}
+	}
+	if system && !systemName(c.Name) {
+		return nil, 0, FieldError("name", "a module's collection is named svc_<name>")
 	}
 	if verr := sc.validateCollection(&c, nil, system); verr != nil {
 		return nil, 0, verr

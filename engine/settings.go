@@ -45,7 +45,7 @@ func Defaults(kv ...string) []SettingDef {
 
 // registerCoreSettings defines the settings the core and the HTTP layer
 // read, and those of features whose modules are not built yet (mail,
-// storage, jobs, notifications), so that they are listed and validated.
+// storage, jobs), so that they are listed and validated.
 func (e *Engine) registerCoreSettings() {
 	e.DefineSettings(Defaults(
 		"app.url", "",
@@ -71,7 +71,6 @@ func (e *Engine) registerCoreSettings() {
 		"metrics.enabled", "0",
 		"otel.service_name", "svc",
 		"update_check.enabled", "1",
-		"notifications.providers.fcm.enabled", "0",
 		"http.max_body_bytes", "16777216",
 		"http.anonymous_body_budget_bytes", "67108864",
 	)...)

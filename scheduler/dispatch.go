@@ -27,11 +27,12 @@ type Claimed struct {
 
 // QueueWork is the queue module as the dispatcher drives it: the enabled
 // workers, claims of due jobs (the apply counts the queue's running jobs
-// against the worker's concurrency), completions, and a signal that work
-// may have become due.
+// against the worker's concurrency, or a built-in queue's), completions,
+// and a signal that work may have become due.
 type QueueWork interface {
 	EnabledWorkers(ctx context.Context) ([]Worker, error)
 	Claim(ctx context.Context, workerID, queue string, max int, by string) ([]Claimed, error)
+	ClaimBuiltin(ctx context.Context, queue string, concurrency, max int, by string) ([]Claimed, error)
 	Complete(ctx context.Context, id string, attempt int64, result any, runErr error) error
 	Wake() <-chan struct{}
 }
@@ -39,12 +40,15 @@ type QueueWork interface {
 // Dispatcher runs queue jobs on the leader: it claims due jobs for each
 // enabled worker, up to the worker's concurrency less what this node runs
 // for it, runs each with the worker's code (ctx payload, attempt, queue,
-// jobId) and completes it through the log. A new leader resumes: jobs
-// the old one claimed count against the concurrency until they complete
-// or the reaper releases them.
+// jobId) and completes it through the log; the jobs of built-in queues
+// go to their Go handlers the same way (builtin.go). A new leader
+// resumes: jobs the old one claimed count against the concurrency until
+// they complete or the reaper releases them.
 type Dispatcher struct {
 	Q    QueueWork
 	Code CodeRunner
+	// Builtin are the queues whose jobs Go handlers run.
+	Builtin []BuiltinQueue
 	// Node is this node's id, recorded as the claimant.
 	Node string
 	Log  *slog.Logger
@@ -52,7 +56,7 @@ type Dispatcher struct {
 	Tick time.Duration
 
 	mu   sync.Mutex
-	busy map[string]int // running jobs per worker id
+	busy map[string]int // running jobs per worker id (builtinKey for a built-in queue)
 	done chan struct{}
 	runs sync.WaitGroup
 }
@@ -98,8 +102,10 @@ func (d *Dispatcher) loop(ctx context.Context, done chan struct{}) {
 	}
 }
 
-// dispatch claims and starts what each worker has room for.
+// dispatch claims and starts what each worker and each built-in queue
+// has room for.
 func (d *Dispatcher) dispatch(ctx context.Context, freed chan struct{}) {
+	d.dispatchBuiltin(ctx, freed)
 	workers, err := d.Q.EnabledWorkers(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -108,6 +114,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, freed chan struct{}) {
 		return
 	}
 	for _, w := range workers {
+		if d.isBuiltin(w.Queue) {
+			continue // a built-in queue's jobs are its handler's
+		}
 		d.mu.Lock()
 		free := w.Concurrency - d.busy[w.ID]
 		d.mu.Unlock()
@@ -122,20 +131,30 @@ func (d *Dispatcher) dispatch(ctx context.Context, freed chan struct{}) {
 			continue
 		}
 		for _, j := range jobs {
-			d.mu.Lock()
-			d.busy[w.ID]++
-			d.mu.Unlock()
-			d.runs.Add(1)
-			go d.run(ctx, w, j, freed)
+			code := Code{Kind: "worker", ID: w.ID, Source: w.Code}
+			d.start(ctx, w.ID, j, freed, func(ctx context.Context) (any, bool, error) {
+				vars := map[string]any{"payload": decodePayload(j.Payload), "attempt": j.Attempt, "queue": j.Queue, "jobId": j.ID}
+				return runUntil(ctx, d.Code, j.Until, code, vars)
+			})
 		}
 	}
 }
 
-// run runs one claimed job and completes it.
-func (d *Dispatcher) run(ctx context.Context, w Worker, j Claimed, freed chan struct{}) {
+// start counts j against key's concurrency and runs it in its own
+// goroutine.
+func (d *Dispatcher) start(ctx context.Context, key string, j Claimed, freed chan struct{}, exec func(context.Context) (any, bool, error)) {
+	d.mu.Lock()
+	d.busy[key]++
+	d.mu.Unlock()
+	d.runs.Add(1)
+	go d.run(ctx, key, j, freed, exec)
+}
+
+// run runs one claimed job with exec and completes it.
+func (d *Dispatcher) run(ctx context.Context, key string, j Claimed, freed chan struct{}, exec func(context.Context) (any, bool, error)) {
 	defer func() {
 		d.mu.Lock()
-		d.busy[w.ID]--
+		d.busy[key]--
 		d.mu.Unlock()
 		select {
 		case freed <- struct{}{}:
@@ -143,8 +162,7 @@ func (d *Dispatcher) run(ctx context.Context, w Worker, j Claimed, freed chan st
 		}
 		d.runs.Done()
 	}()
-	vars := map[string]any{"payload": decodePayload(j.Payload), "attempt": j.Attempt, "queue": j.Queue, "jobId": j.ID}
-	res, interrupted, err := runUntil(ctx, d.Code, j.Until, Code{Kind: "worker", ID: w.ID, Source: w.Code}, vars)
+	res, interrupted, err := exec(ctx)
 	if interrupted {
 		d.Log.Info("queues: run interrupted (leadership ended); its claim will expire", "queue", j.Queue, "job", j.ID, "attempt", j.Attempt)
 		return

@@ -8,6 +8,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,9 @@ type Options struct {
 	// WebhookInterval is stack.Config.WebhookInterval: the webhook
 	// dispatcher's tick (0: the default, 2 s).
 	WebhookInterval time.Duration
+	// PushRoots is stack.Config.PushRoots: the roots APNs connections
+	// trust (a local APNs server's; nil: the system's).
+	PushRoots *x509.CertPool
 }
 
 // Server is one running node.
@@ -103,6 +107,7 @@ func Start(t testing.TB, opts Options) *Server {
 		Clock:            opts.Clock,
 		ProgressInterval: opts.ProgressInterval,
 		WebhookInterval:  opts.WebhookInterval,
+		PushRoots:        opts.PushRoots,
 	}, logger)
 	if err != nil {
 		t.Fatalf("apitest: open stack: %v", err)

@@ -55,6 +55,7 @@ type Module struct {
 	workflows atomic.Pointer[Workflows]
 	flags     atomic.Pointer[FlagEvaluator]
 	webhooks  atomic.Pointer[WebhookDispatcher]
+	notifier  atomic.Pointer[Notifier]
 }
 
 // HTTPClient performs one outbound request, reading at most maxBytes of

@@ -28,12 +28,17 @@ type claimResult struct {
 // claimCmd claims due jobs for worker Worker, at most Max (the free slots
 // of the leader's dispatcher) and at most the worker's concurrency less
 // its queue's running jobs, as the database counts them.
+//
+// A claim for a built-in queue (builtin.go) names no worker: it carries
+// the queue and its concurrency instead.
 type claimCmd struct {
-	Worker string `json:"worker"`
-	Max    int64  `json:"max"`
-	By     string `json:"by"`
-	Now    int64  `json:"now"`   // unix ms
-	Until  int64  `json:"until"` // unix ms: the claims' end
+	Worker      string `json:"worker"`
+	Queue       string `json:"queue,omitempty"`
+	Concurrency int64  `json:"concurrency,omitempty"`
+	Max         int64  `json:"max"`
+	By          string `json:"by"`
+	Now         int64  `json:"now"`   // unix ms
+	Until       int64  `json:"until"` // unix ms: the claims' end
 }
 
 // Claim claims up to max due jobs of worker's queue for node by (the
@@ -80,12 +85,16 @@ func (q *Queue) applyClaim(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		concurrency int64
 		enabled     bool
 	)
-	err = tx.QueryRow(`SELECT queue, concurrency, enabled FROM _svc_queue_workers WHERE id = ?`, c.Worker).Scan(&queue, &concurrency, &enabled)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !enabled) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, err
+	if c.Worker == "" {
+		queue, concurrency = c.Queue, c.Concurrency
+	} else {
+		err = tx.QueryRow(`SELECT queue, concurrency, enabled FROM _svc_queue_workers WHERE id = ?`, c.Worker).Scan(&queue, &concurrency, &enabled)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !enabled) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	var running int64
 	if err := tx.QueryRow(`SELECT COUNT(*) FROM _svc_queue_jobs WHERE queue = ? AND state = 'running'`, queue).Scan(&running); err != nil {

@@ -41,6 +41,9 @@ type Options struct {
 	// Code checks the code of workers and jobs at save (nil: not
 	// checked).
 	Code CodeChecker
+	// Builtin names the queues whose jobs Go code of svcd runs
+	// (builtin.go): no worker may be saved for them.
+	Builtin []string
 }
 
 // Queue is the module: queue jobs, workers and scheduled jobs.
@@ -51,12 +54,17 @@ type Queue struct {
 	// wake is signalled (without blocking) when committed commands may
 	// have made queue jobs due: an enqueue, a retry, a requeue.
 	wake chan struct{}
+	// builtin are Options.Builtin.
+	builtin map[string]bool
 }
 
 // New wires the module to core: its tables, settings, commands and
 // results, and the observer that wakes the dispatcher.
 func New(core *engine.Engine, opts Options) *Queue {
-	q := &Queue{core: core, code: opts.Code, log: core.Logger(), wake: make(chan struct{}, 1)}
+	q := &Queue{core: core, code: opts.Code, log: core.Logger(), wake: make(chan struct{}, 1), builtin: map[string]bool{}}
+	for _, name := range opts.Builtin {
+		q.builtin[name] = true
+	}
 	q.registerTables()
 	q.registerSettings()
 	q.registerCommands()

@@ -38,13 +38,19 @@ type env struct {
 // log would, at a clock standing on a whole minute.
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, Options{})
+}
+
+// newEnvWith is newEnv with the module's options.
+func newEnvWith(t *testing.T, opts Options) *env {
+	t.Helper()
 	store := fsmtest.Open(t)
 	clk := &qclock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
 	e, err := engine.New(engine.Options{Store: store, Clock: clk.now, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := New(e, Options{})
+	q := New(e, opts)
 	if err := e.Seal(); err != nil {
 		t.Fatal(err)
 	}

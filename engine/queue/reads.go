@@ -17,6 +17,8 @@ type QueueStats struct {
 	Queue  string           `json:"queue"`
 	Counts map[string]int64 `json:"counts"`
 	Worker *string          `json:"worker"`
+	// Builtin marks a queue whose jobs svcd runs itself (builtin.go).
+	Builtin bool `json:"builtin,omitempty"`
 }
 
 // Queues lists every queue that has jobs or a worker, by name, with its
@@ -26,7 +28,7 @@ func (q *Queue) Queues(ctx context.Context) ([]QueueStats, error) {
 	get := func(name string) *QueueStats {
 		s := byName[name]
 		if s == nil {
-			s = &QueueStats{Queue: name, Counts: map[string]int64{}}
+			s = &QueueStats{Queue: name, Counts: map[string]int64{}, Builtin: q.builtin[name]}
 			for _, st := range States {
 				s.Counts[st] = 0
 			}

@@ -163,8 +163,11 @@ func (q *Queue) proposeWorker(ctx context.Context, op string, w Worker) (*Worker
 func (q *Queue) mergeWorker(w *Worker, in WorkerInput, bad map[string]string) {
 	if in.Queue != nil {
 		w.Queue = *in.Queue
-		if !ValidQueueName(w.Queue) {
+		switch {
+		case !ValidQueueName(w.Queue):
 			bad["queue"] = "must be 1 to 64 letters, digits and _ . : - (starting with a letter, digit or _)"
+		case q.builtin[w.Queue]:
+			bad["queue"] = "is run by svcd itself (a built-in queue): it takes no worker"
 		}
 	}
 	if in.Code != nil {

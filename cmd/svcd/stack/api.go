@@ -29,6 +29,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Webhooks:      s.Webhooks,
 		Workflows:     s.Workflows,
 		Scripts:       s.Scripts,
+		Notifications: s.Notify,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

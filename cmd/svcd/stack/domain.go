@@ -11,6 +11,7 @@ import (
 	"svcd/engine/flags"
 	"svcd/engine/history"
 	"svcd/engine/jsvm"
+	"svcd/engine/notify"
 	"svcd/engine/queue"
 	"svcd/engine/search"
 	"svcd/engine/token"
@@ -48,6 +49,9 @@ type Domain struct {
 	// Scripts runs the JavaScript admins write: hooks, custom routes,
 	// and the code of jobs, queue workers and workflows (Run).
 	Scripts *jsvm.Module
+	// Notify keeps the inbox, device tokens and push providers; its push
+	// jobs run on the queue's built-in queues (notify.go).
+	Notify *notify.Notifications
 }
 
 // DomainOptions configure the core and its modules.
@@ -72,6 +76,9 @@ type DomainOptions struct {
 	// OAuth2 exchanges OAuth2 codes with providers (engine/auth; nil:
 	// OAuth2 sign-in answers 503).
 	OAuth2 auth.OAuth2Client
+	// Push speaks the push providers' protocols (nil: pushes fail and
+	// are retried; test-connection answers 503).
+	Push notify.Pusher
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -104,7 +111,8 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 		so.Auditor = codeAuditor{d.Auth.Admins()}
 	}
 	d.Scripts = jsvm.NewModule(eng, so)
-	d.Queue = queue.New(eng, queue.Options{Code: d.Scripts.VM()})
+	d.Queue = queue.New(eng, queue.Options{Code: d.Scripts.VM(), Builtin: notify.Queues()})
+	d.Notify = notify.New(eng, notify.Options{Push: opts.Push, Jobs: pushJobs{d.Queue}})
 	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
 	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{d.Scripts}})
 	// The helpers whose work other modules do.
@@ -112,6 +120,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Scripts.SetWorkflows(d.Workflows)
 	d.Scripts.SetFlags(d.Flags)
 	d.Scripts.SetWebhooks(d.Webhooks)
+	d.Scripts.SetNotifier(notifier{d.Notify})
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

@@ -38,11 +38,21 @@ func (w queueWork) EnabledWorkers(ctx context.Context) ([]scheduler.Worker, erro
 
 func (w queueWork) Claim(ctx context.Context, workerID, queueName string, max int, by string) ([]scheduler.Claimed, error) {
 	jobs, err := w.q.Claim(ctx, workerID, queueName, max, by)
+	return w.claimed(jobs), err
+}
+
+func (w queueWork) ClaimBuiltin(ctx context.Context, queueName string, concurrency, max int, by string) ([]scheduler.Claimed, error) {
+	jobs, err := w.q.ClaimBuiltin(ctx, queueName, concurrency, max, by)
+	return w.claimed(jobs), err
+}
+
+// claimed are claimed jobs as the dispatcher sees them.
+func (w queueWork) claimed(jobs []queue.ClaimedJob) []scheduler.Claimed {
 	out := make([]scheduler.Claimed, 0, len(jobs))
 	for _, j := range jobs {
 		out = append(out, scheduler.Claimed{ID: j.ID, Queue: j.Queue, Attempt: j.Attempt, Payload: j.Payload, Until: realDeadline(w.now, j.Until)})
 	}
-	return out, err
+	return out
 }
 
 func (w queueWork) Complete(ctx context.Context, id string, attempt int64, result any, runErr error) error {
@@ -90,12 +100,13 @@ func (e enqueuer) Enqueue(ctx context.Context, name string, payload any, o jsvm.
 }
 
 // queueSubsystems are the queue module's leader-only loops: the job
-// firer, the queue dispatcher and the reaper, for node.
+// firer, the queue dispatcher (with the push providers' built-in queues)
+// and the reaper, for node.
 func (d *Domain) queueSubsystems(node string, log *slog.Logger) []scheduler.Subsystem {
 	run := jsRunner{d.Scripts}
 	return []scheduler.Subsystem{
 		&scheduler.Firer{C: cronWork{d.Queue, d.Engine.Now}, Code: run, Node: node, Log: log},
-		&scheduler.Dispatcher{Q: queueWork{d.Queue, d.Engine.Now}, Code: run, Node: node, Log: log},
+		&scheduler.Dispatcher{Q: queueWork{d.Queue, d.Engine.Now}, Code: run, Builtin: d.pushQueues(), Node: node, Log: log},
 		&scheduler.Reaper{R: queueWork{d.Queue, d.Engine.Now}, Log: log},
 	}
 }

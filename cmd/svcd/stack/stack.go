@@ -6,6 +6,7 @@ package stack
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -81,6 +82,9 @@ type Config struct {
 	// WebhookInterval is the webhook dispatcher's tick (0: SPEC.md's 2 s).
 	// Tests of retries make it short.
 	WebhookInterval time.Duration
+	// PushRoots are the certificate roots APNs connections trust (nil:
+	// the system's). Tests set their local APNs server's.
+	PushRoots *x509.CertPool
 }
 
 // Stack is one node's state machine, domain and consensus, wired together.
@@ -182,7 +186,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 			}
 			return node.NodeID()
 		}}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Scripts: scripts, OAuth2: oauth2client.New(guard.Client()), Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Scripts: scripts, OAuth2: oauth2client.New(guard.Client()), Push: newPusher(guard, cfg.PushRoots), Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
