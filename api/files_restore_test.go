@@ -40,7 +40,7 @@ func TestFilesHistoryRestore(t *testing.T) {
 	})
 	t.Run("s3", func(t *testing.T) {
 		t.Parallel()
-		peer := startS3(t)
+		peer := startGofakes3(t)
 		clock := newClock()
 		s := apitest.Start(t, apitest.Options{Clock: clock.Now})
 		peer.useS3(t, s)
