@@ -31,6 +31,8 @@ type Options struct {
 	// engine/flags.
 	Flags        Flags
 	FlagSegments FlagSegments
+	// engine/backup (nil: no backup routes).
+	Backups Backups
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -84,6 +86,7 @@ type Server struct {
 	files      Files
 	flags      Flags
 	segments   FlagSegments
+	backups    Backups
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -138,7 +141,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files,
-		flags: opts.Flags, segments: opts.FlagSegments,
+		flags: opts.Flags, segments: opts.FlagSegments, backups: opts.Backups,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -182,6 +185,7 @@ func New(opts Options) *Server {
 			s.mountCSV(r)
 			s.mountFlags(r)
 			s.mountFlagSegments(r)
+			s.mountBackups(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

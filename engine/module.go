@@ -29,6 +29,8 @@ type registries struct {
 	onColl        []CollectionHook
 	onEvents      []func([]fsm.Event)
 	searcher      Searcher // list_extension.go
+	// restoreCarriers carry state across a restore (restore.go).
+	restoreCarriers []RestoreCarrier
 }
 
 func (r *registries) mustOpen(what string) {

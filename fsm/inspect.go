@@ -99,3 +99,35 @@ func InspectFile(path string) (FileInfo, error) {
 func ReceiveFile(path string, r io.Reader) (checked bool, err error) {
 	return receiveSnapshot(path, r, nil)
 }
+
+// ReadMeta reads the _svc_meta table of the database file at path (opened
+// read-only; no integrity check): nil when it has none.
+func ReadMeta(path string) (map[string]int64, error) {
+	db, err := sql.Open(driverName, "file:"+url.PathEscape(path)+"?mode=ro&_query_only=1")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '_svc_meta'`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotDatabase, err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	rows, err := db.Query(`SELECT k, v FROM _svc_meta`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	meta := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		meta[k] = v
+	}
+	return meta, rows.Err()
+}

@@ -23,6 +23,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Files:         s.Files,
 		Flags:         s.Flags,
 		FlagSegments:  s.Flags,
+		Backups:       s.Backups,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

@@ -5,6 +5,7 @@ import (
 
 	"svcd/engine"
 	"svcd/engine/auth"
+	"svcd/engine/backup"
 	"svcd/engine/csv"
 	"svcd/engine/files"
 	"svcd/engine/flags"
@@ -32,6 +33,9 @@ type Domain struct {
 	Files *files.Files
 	// Flags keeps and evaluates feature flags and their segments.
 	Flags *flags.Flags
+	// Backups copies the database for backups, restores uploaded ones on
+	// every node and writes scheduled backups.
+	Backups *backup.Backups
 }
 
 // DomainOptions configure the core and its modules.
@@ -47,6 +51,9 @@ type DomainOptions struct {
 	Blobs files.Stores
 	// Thumbnails makes thumbnails (nil: originals are served).
 	Thumbnails files.Thumbnailer
+	// Backup configures engine/backup (its directory, the peers a restore
+	// copies its file to, the destinations of scheduled backups).
+	Backup backup.Options
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -69,6 +76,9 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Files = files.New(eng, files.Options{Stores: opts.Blobs, Signer: opts.Signer, Credentials: d.Auth, Thumbnails: opts.Thumbnails})
 	d.History.RestoreFilesWith(d.Files)
 	if d.Flags, err = flags.New(eng); err != nil {
+		return nil, err
+	}
+	if d.Backups, err = backup.New(eng, opts.Backup); err != nil {
 		return nil, err
 	}
 	if err := eng.Seal(); err != nil {

@@ -22,6 +22,7 @@ import (
 	"svcd/cluster"
 	"svcd/cluster/blobs"
 	"svcd/engine"
+	"svcd/engine/backup"
 	"svcd/engine/crypt"
 	"svcd/engine/password"
 	"svcd/engine/token"
@@ -168,7 +169,12 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	// A restore's file is copied to the peers over the same channel,
+	// into the data directory's restores/ (engine/backup).
+	restores := filepath.Join(cfg.DataDir, "restores")
+	bk := backup.Options{Dir: restores, Peers: backupPeers{replicated.AddDir("restores", restores)},
+		Targets: backupTargets{func(k string) string { return eng.Setting(k) }}, NodeID: id}
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, Backup: bk, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -209,7 +215,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
-	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log})
+	loop := scheduler.NewLoop(node, log, 0, &scheduler.Migrator{M: eng, Log: log}, scheduler.NewBackups(dom.Backups, log))
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
 	work.Add(3)
