@@ -3,8 +3,11 @@ package fsm
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"svcd/internal/progress"
 )
@@ -48,13 +51,33 @@ func (s *Store) CopyTo(path string) (info CopyInfo, err error) {
 	}
 	sn.Release()
 	info = CopyInfo{Index: sn.index, Pinned: time.Since(start)}
-	// The copy is a file of its own: no WAL survives its connection.
-	os.Remove(path + "-wal")
-	os.Remove(path + "-shm")
+	// The copy is a file of its own, in rollback-journal mode: a reader
+	// (sqlite3, a check) creates no -wal or -shm beside it.
+	if err := standalone(path); err != nil {
+		removeDBFiles(path)
+		return CopyInfo{}, fmt.Errorf("fsm: copy: %w", err)
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return CopyInfo{}, fmt.Errorf("fsm: copy: %w", err)
 	}
 	info.Size = fi.Size()
 	return info, nil
+}
+
+// standalone switches the database file at path (used by nobody else) to
+// the rollback journal, leaving no -wal or -shm file.
+func standalone(path string) error {
+	dc, err := (&sqlite3.SQLiteDriver{}).Open("file:" + url.PathEscape(path))
+	if err != nil {
+		return err
+	}
+	c := dc.(*sqlite3.SQLiteConn)
+	_, err = c.Exec("PRAGMA journal_mode=DELETE", nil)
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	os.Remove(path + "-wal")
+	os.Remove(path + "-shm")
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 )
 
@@ -28,12 +29,11 @@ var ErrNotDatabase = errors.New("fsm: not an intact SQLite database")
 // and table names. A file that is no database, or fails the check, is
 // ErrNotDatabase with SQLite's words.
 func InspectFile(path string) (FileInfo, error) {
-	db, err := sql.Open(driverName, "file:"+url.PathEscape(path)+"?mode=ro&_query_only=1")
+	db, done, err := openReadOnly(path)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	defer done()
 	rows, err := db.Query("PRAGMA integrity_check")
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("%w: %v", ErrNotDatabase, err)
@@ -103,11 +103,11 @@ func ReceiveFile(path string, r io.Reader) (checked bool, err error) {
 // ReadMeta reads the _svc_meta table of the database file at path (opened
 // read-only; no integrity check): nil when it has none.
 func ReadMeta(path string) (map[string]int64, error) {
-	db, err := sql.Open(driverName, "file:"+url.PathEscape(path)+"?mode=ro&_query_only=1")
+	db, done, err := openReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer done()
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '_svc_meta'`).Scan(&n); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotDatabase, err)
@@ -130,4 +130,29 @@ func ReadMeta(path string) (map[string]int64, error) {
 		meta[k] = v
 	}
 	return meta, rows.Err()
+}
+
+// openReadOnly opens the database file at path read-only, on one
+// connection. A file in WAL mode makes SQLite create its -wal and -shm
+// files, which a read-only connection cannot remove: done closes the
+// database and removes those it created.
+func openReadOnly(path string) (db *sql.DB, done func(), err error) {
+	var had [2]bool
+	for i, suffix := range []string{"-wal", "-shm"} {
+		_, err := os.Stat(path + suffix)
+		had[i] = err == nil
+	}
+	db, err = sql.Open(driverName, "file:"+url.PathEscape(path)+"?mode=ro&_query_only=1")
+	if err != nil {
+		return nil, nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, func() {
+		db.Close()
+		for i, suffix := range []string{"-wal", "-shm"} {
+			if !had[i] {
+				os.Remove(path + suffix)
+			}
+		}
+	}, nil
 }
