@@ -123,8 +123,8 @@ func carryAccountFloors(tx *fsm.Tx, now int64) error {
 		if _, err := tx.ExecDirect(`INSERT INTO temp.restore_accounts (coll, id) SELECT ?, id FROM `+p, c.id); err != nil {
 			return err
 		}
-		if _, err := tx.ExecDirect(`UPDATE `+t+` SET password_reset_at = p.password_reset_at FROM `+p+` AS p
-			WHERE p.id = `+t+`.id AND COALESCE(p.password_reset_at, 0) > COALESCE(`+t+`.password_reset_at, 0)`); err != nil {
+		if _, err := tx.ExecDirect(`UPDATE ` + t + ` SET password_reset_at = p.password_reset_at FROM ` + p + ` AS p
+			WHERE p.id = ` + t + `.id AND COALESCE(p.password_reset_at, 0) > COALESCE(` + t + `.password_reset_at, 0)`); err != nil {
 			return err
 		}
 		if _, err := tx.ExecDirect(`UPDATE `+t+` SET password_reset_at = max(COALESCE(password_reset_at, 0), ?)

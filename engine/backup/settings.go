@@ -97,4 +97,3 @@ func (b *Backups) keep() int {
 	}
 	return n
 }
-
