@@ -30,9 +30,17 @@ func (b *Backups) applyRestore(cmd fsm.Command, index uint64) (fsm.Replacement, 
 	}
 	src := filepath.Join(b.dir, sourceName(c.SHA256))
 	if err := b.checkSource(src, c); err != nil {
-		b.fetchLater(c)
-		return fsm.Replacement{}, fmt.Errorf("%w: the backup %s of the restore at index %d: %v; fetching it from a peer",
-			fsm.ErrNotReady, sourceName(c.SHA256), index, err)
+		// This node was away when the file was copied: fetch it now
+		// (the entry waits for it anyway), and when no peer can give it
+		// yet, stall and keep trying in the background.
+		if ferr := b.fetchNow(c); ferr == nil {
+			err = b.checkSource(src, c)
+		}
+		if err != nil {
+			b.fetchLater(c)
+			return fsm.Replacement{}, fmt.Errorf("%w: the backup %s of the restore at index %d: %v; fetching it from a peer",
+				fsm.ErrNotReady, sourceName(c.SHA256), index, err)
+		}
 	}
 	aside := filepath.Join(b.dir, asidePrefix+strconv.FormatUint(index, 10)+".db")
 	return fsm.Replacement{
@@ -64,6 +72,24 @@ func (b *Backups) checkSource(src string, c restoreCmd) error {
 		os.Rename(src, src+".damaged")
 		return errors.New("its bytes no longer match their digest")
 	}
+	return nil
+}
+
+// fetchWait bounds the fetch the apply path makes itself before it
+// stalls and leaves the fetch to the background.
+const fetchWait = time.Minute
+
+// fetchNow fetches the command's file from a peer, waiting for it.
+func (b *Backups) fetchNow(c restoreCmd) error {
+	if b.peers == nil {
+		return errors.New("no peers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fetchWait)
+	defer cancel()
+	if err := b.peers.Fetch(ctx, b.dir, sourceName(c.SHA256), c.SHA256); err != nil {
+		return err
+	}
+	b.log.Info("backup: fetched the file of a restore from a peer", "sha256", c.SHA256)
 	return nil
 }
 

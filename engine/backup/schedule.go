@@ -1,12 +1,14 @@
 package backup
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,7 +128,7 @@ func prune(ctx context.Context, t Target, keep int) (int, error) {
 	}
 	var names []string
 	err := t.List(ctx, func(key string) error {
-		if strings.HasPrefix(key, NamePrefix) && (strings.HasSuffix(key, ".db") || strings.HasSuffix(key, ".db.gz")) {
+		if _, _, ok := parseName(key); ok {
 			names = append(names, key)
 		}
 		return nil
@@ -134,7 +136,11 @@ func prune(ctx context.Context, t Target, keep int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	slices.Sort(names)
+	slices.SortFunc(names, func(a, b string) int {
+		at, ai, _ := parseName(a)
+		bt, bi, _ := parseName(b)
+		return cmp.Or(strings.Compare(at, bt), cmp.Compare(ai, bi), strings.Compare(a, b))
+	})
 	n := 0
 	var errs []error
 	for len(names) > keep {
@@ -178,4 +184,26 @@ func gzipped(r io.Reader) io.ReadCloser {
 func (b *Backups) RunScheduledBackup(ctx context.Context) error {
 	_, err := b.RunBackup(ctx, "schedule")
 	return err
+}
+
+// parseName reads a backup's name, svcd-backup-<UTC time>-i<index>.db or
+// .db.gz: its time (as written, which sorts) and its index.
+func parseName(name string) (at string, index uint64, ok bool) {
+	rest, found := strings.CutPrefix(name, NamePrefix)
+	if !found {
+		return "", 0, false
+	}
+	if r, gz := strings.CutSuffix(rest, ".db.gz"); gz {
+		rest = r
+	} else if r, db := strings.CutSuffix(rest, ".db"); db {
+		rest = r
+	} else {
+		return "", 0, false
+	}
+	at, idx, found := strings.Cut(rest, "-i")
+	if !found || len(at) != len("20060102T150405Z") {
+		return "", 0, false
+	}
+	index, err := strconv.ParseUint(idx, 10, 64)
+	return at, index, err == nil
 }
