@@ -109,6 +109,12 @@ svcd repair verify --dir /var/lib/svcd`,
 svcd repair reseed --dir /var/lib/svcd --join http://10.0.0.2:8090,http://10.0.0.3:8090`,
 		},
 		{
+			name: "repair recover", summary: "make the survivors of a cluster that lost its quorum a new cluster",
+			text: recoverHelp, run: runRepairRecover,
+			examples: `svcd repair recover --dir /var/lib/svcd --members node1=10.0.0.1:8300
+svcd repair recover --dir /var/lib/svcd --members node1=10.0.0.1:8300,node2=10.0.0.2:8300`,
+		},
+		{
 			name: "version", args: "",
 			summary: "print the version, and the revision and time it was built from",
 			about: `Prints the version (set at build time with -ldflags "-X main.version=V",
