@@ -21,6 +21,11 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/api-tokens", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/security", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/audit-log", engine.RoleViewer, engine.RoleOwner},
+	// A backup holds every table (password hashes, sessions, settings);
+	// a restore replaces them: the owner's (SPEC.md). Covers
+	// /admin/backups too.
+	{"/api/v1/admin/backup", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/restore", engine.RoleOwner, engine.RoleOwner},
 	// The digest hashes every internal table (admins, sessions, tokens,
 	// settings): a viewer could watch them change and compare them across
 	// nodes. It is cluster administration, the owner's (CONTRACT.md).

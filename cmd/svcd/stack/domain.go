@@ -6,6 +6,7 @@ import (
 	"svcd/api/passkey"
 	"svcd/engine"
 	"svcd/engine/auth"
+	"svcd/engine/backup"
 	"svcd/engine/csv"
 	"svcd/engine/files"
 	"svcd/engine/flags"
@@ -52,6 +53,9 @@ type Domain struct {
 	// Notify keeps the inbox, device tokens and push providers; its push
 	// jobs run on the queue's built-in queues (notify.go).
 	Notify *notify.Notifications
+	// Backups copies the database for backups, restores uploaded ones on
+	// every node and writes scheduled backups.
+	Backups *backup.Backups
 }
 
 // DomainOptions configure the core and its modules.
@@ -79,6 +83,9 @@ type DomainOptions struct {
 	// Push speaks the push providers' protocols (nil: pushes fail and
 	// are retried; test-connection answers 503).
 	Push notify.Pusher
+	// Backup configures engine/backup (its directory, the peers a restore
+	// copies its file to, the destinations of scheduled backups).
+	Backup backup.Options
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -121,6 +128,9 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Scripts.SetFlags(d.Flags)
 	d.Scripts.SetWebhooks(d.Webhooks)
 	d.Scripts.SetNotifier(notifier{d.Notify})
+	if d.Backups, err = backup.New(eng, opts.Backup); err != nil {
+		return nil, err
+	}
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
