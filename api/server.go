@@ -43,6 +43,8 @@ type Options struct {
 	Scripts Scripts
 	// engine/notify: device tokens, push providers.
 	Notifications Notifications
+	// engine/sqlconsole: the SQL console.
+	SQL SQLConsole
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -106,6 +108,7 @@ type Server struct {
 	workflows  Workflows
 	scripts    Scripts
 	notify     Notifications
+	sql        SQLConsole
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -163,7 +166,7 @@ func New(opts Options) *Server {
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows, scripts: opts.Scripts,
 		flags: opts.Flags, segments: opts.FlagSegments,
-		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications, sql: opts.SQL,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -217,6 +220,7 @@ func New(opts Options) *Server {
 			s.mountWorkflows(r)
 			s.mountScripts(r)
 			s.mountNotifications(r)
+			s.mountSQL(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

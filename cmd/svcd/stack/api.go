@@ -30,6 +30,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Workflows:     s.Workflows,
 		Scripts:       s.Scripts,
 		Notifications: s.Notify,
+		SQL:           s.SQL,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,
