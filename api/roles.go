@@ -59,6 +59,9 @@ var roleTable = []roleRule{
 	// (SPEC.md). Anyone may evaluate through the public route.
 	{"/api/v1/admin/flags", engine.RoleDeveloper, engine.RoleDeveloper},
 	{"/api/v1/admin/flag-segments", engine.RoleDeveloper, engine.RoleDeveloper},
+	// The SQL console reads and writes (in a sandbox) app data and the
+	// schema: developers (SPEC.md).
+	{"/api/v1/admin/sql", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Push providers hold credentials, as settings do: developers read
 	// them masked; changing them, probing them and sending test pushes is
 	// the owner's (revealing them too, checked by the route).

@@ -31,6 +31,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Scripts:       s.Scripts,
 		Notifications: s.Notify,
 		Backups:       s.Backups,
+		SQL:           s.SQL,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,

@@ -15,6 +15,7 @@ import (
 	"svcd/engine/notify"
 	"svcd/engine/queue"
 	"svcd/engine/search"
+	"svcd/engine/sqlconsole"
 	"svcd/engine/token"
 	"svcd/engine/webhooks"
 	"svcd/engine/workflows"
@@ -56,6 +57,9 @@ type Domain struct {
 	// Backups copies the database for backups, restores uploaded ones on
 	// every node and writes scheduled backups.
 	Backups *backup.Backups
+	// SQL is the admins' SQL console: read-only runs on this replica,
+	// sandboxes, saved queries, and writes through the log.
+	SQL *sqlconsole.Console
 }
 
 // DomainOptions configure the core and its modules.
@@ -122,6 +126,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Notify = notify.New(eng, notify.Options{Push: opts.Push, Jobs: pushJobs{d.Queue}})
 	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
 	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{d.Scripts}})
+	d.SQL = sqlconsole.New(eng, sqlconsole.Options{NodeID: opts.Scripts.NodeID})
 	// The helpers whose work other modules do.
 	d.Scripts.SetEnqueuer(enqueuer{d.Queue})
 	d.Scripts.SetWorkflows(d.Workflows)
