@@ -85,11 +85,7 @@ type oauthWorkload struct {
 }
 
 func newOAuthWorkload(t *testing.T, node *replNode) *oauthWorkload {
-	m, err := mockoidc.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Shutdown() })
+	m := runMockOIDC(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	w := &oauthWorkload{t: t, eng: node.Engine, oa: node.Auth.OAuth2(), auth: node.Auth, m: m, ctx: ctx,
