@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"svcd/api"
+	"svcd/engine/mcp"
 )
 
 // APIOptions are the HTTP layer's options for this node: the core, every
@@ -45,6 +46,9 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Secrets:       s.Secrets,
 		Fingerprints:  s.Fingerprints,
 		Realtime:      s.Realtime,
-		Logger:        log,
+		// The agent protocol: custom webhook events through the webhooks
+		// module; run_sql waits for the SQL console (engine/sqlconsole).
+		MCP:    mcp.Options{Events: s.Webhooks, Info: mcp.Info{NodeID: s.Node.NodeID()}},
+		Logger: log,
 	}
 }
