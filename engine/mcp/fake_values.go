@@ -20,7 +20,7 @@ func fakeValue(f *gofakeit.Faker, fd *schema.Field, ids []string) (any, bool) {
 	case schema.FieldEditor:
 		return "<p>" + f.Paragraph() + "</p>", true
 	case schema.FieldEmail:
-		return strings.ToLower(f.Username()) + "." + f.LetterN(6) + "@example.com", true
+		return fakeEmail(f), true
 	case schema.FieldURL:
 		return "https://example.com/" + strings.ToLower(f.LetterN(10)), true
 	case schema.FieldNumber:
@@ -116,4 +116,16 @@ func fitText(s string, fd *schema.Field) string {
 		r = append(r, 'x')
 	}
 	return string(r)
+}
+
+// fakeEmail is a unique-enough address at example.com (a reserved
+// domain: nothing is ever delivered), of letters and digits only.
+func fakeEmail(f *gofakeit.Faker) string {
+	first := strings.ToLower(f.LetterN(1) + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return -1
+	}, f.FirstName()))
+	return first + "." + strings.ToLower(f.LetterN(8)) + "@example.com"
 }

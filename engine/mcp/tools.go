@@ -103,7 +103,7 @@ func (s *Server) callTool(ctx context.Context, c Caller, raw json.RawMessage) (a
 	}
 	if !c.sees(tool) {
 		e := rpcErr(CodeMissingScope, fmt.Sprintf("Insufficient token scope: %s needs %s", tool.Name, tool.Scope))
-		if c.ReadOnly && c.Has(tool.Scope) {
+		if c.ReadOnly && (Caller{Principal: c.Principal}).Has(tool.Scope) {
 			e.Message = "Tool " + tool.Name + " writes: this connection is read-only"
 		}
 		e.Data = map[string]any{"required_scope": string(tool.Scope)}

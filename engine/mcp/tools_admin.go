@@ -19,7 +19,11 @@ func (s *Server) schemaTools() []*Tool {
 			return s.rest(ctx, c.controlPrincipal(), Call{Method: "POST", Path: path, Body: args})
 		}
 	}
-	rule := &jsonschema.Schema{Types: []string{"string", "null"}, Description: `null: admins only; "": everyone; else a filter, e.g. @request.auth.id != ""`}
+	// Each property gets its own schema value: a resolved schema may not
+	// hold one node twice.
+	rule := func() *jsonschema.Schema {
+		return &jsonschema.Schema{Types: []string{"string", "null"}, Description: `null: admins only; "": everyone; else a filter, e.g. @request.auth.id != ""`}
+	}
 	return []*Tool{{
 		Name: ToolPrefix + "create_collection", Title: "Create a collection",
 		Description: "Create a collection. Field types: text, editor, email, url, number, bool, date, autodate, select, json, geoPoint, relation, file, password, vector; " +
@@ -29,10 +33,10 @@ func (s *Server) schemaTools() []*Tool {
 			"name":            str("collection name: letters, digits, _; not a reserved word"),
 			"type":            enum("collection type (default base)", "base", "auth", "view"),
 			"fields":          {Type: "array", Items: anyObject("field: {name, type, required?, unique?, hidden?, ...options}")},
-			"view_rule":       rule,
-			"create_rule":     rule,
-			"update_rule":     rule,
-			"delete_rule":     rule,
+			"view_rule":       rule(),
+			"create_rule":     rule(),
+			"update_rule":     rule(),
+			"delete_rule":     rule(),
 			"history_enabled": boolean("keep record history"),
 			"view_query":      str("view collections: one SQL SELECT"),
 		}, "name"),

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/brianvoe/gofakeit/v7"
@@ -68,7 +67,7 @@ func (s *Server) seed(ctx context.Context, c Caller, args map[string]any) (any, 
 		}
 		related[f.Name] = ids
 	}
-	var created []string
+	created := []string{}
 	for done := 0; done < count; {
 		n := min(seedBatch, count-done)
 		reqs := make([]map[string]any, n)
@@ -125,38 +124,27 @@ func (s *Server) relatedIDs(ctx context.Context, c Caller, target string) ([]str
 	return ids, nil
 }
 
-// batchIDs reads the ids of the records a batch created.
+// batchIDs reads the ids of the records a batch created (its answer,
+// unwrapped: [{status, body: record}]).
 func batchIDs(body json.RawMessage) []string {
-	var out struct {
-		Data []struct {
-			Body struct {
-				ID   string `json:"id"`
-				Data struct {
-					ID string `json:"id"`
-				} `json:"data"`
-			} `json:"body"`
-		} `json:"data"`
+	var out []struct {
+		Body struct {
+			ID string `json:"id"`
+		} `json:"body"`
 	}
 	_ = json.Unmarshal(body, &out)
 	ids := []string{}
-	for _, e := range out.Data {
-		ids = append(ids, cmpOr(e.Body.ID, e.Body.Data.ID))
+	for _, e := range out {
+		ids = append(ids, e.Body.ID)
 	}
 	return ids
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // fakeRecord makes one record's values.
 func fakeRecord(f *gofakeit.Faker, col *schema.Collection, related map[string][]string) map[string]any {
 	rec := map[string]any{}
 	if col.Type == schema.TypeAuth {
-		rec["email"] = strings.ToLower(f.Username()) + fmt.Sprint(f.Number(1000, 999999)) + "@example.com"
+		rec["email"] = fakeEmail(f)
 		pw := f.Password(true, true, true, true, false, 20)
 		rec["password"] = pw
 	}
