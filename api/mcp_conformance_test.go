@@ -50,12 +50,11 @@ func TestMCPConformance(t *testing.T) {
 	s.CreateCollection(t, map[string]any{"name": "notes", "fields": []map[string]any{{"name": "title", "type": "text"}}})
 	tok := mcpTokenOf(t, s, s.AdminToken(t), "mcp:read")
 	target, _ := url.Parse(s.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	director := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		director(r)
-		r.Header.Set("Authorization", "Bearer "+tok)
-	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // the suite's Host, for the DNS-rebinding scenario
+		r.Out.Header.Set("Authorization", "Bearer "+tok)
+	}}
 	ps := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
