@@ -74,6 +74,10 @@ func auditAction(method, path string) (action, target string) {
 		return resource + "." + strings.ReplaceAll(segs[1], "-", "_"), ""
 	case resource == "collections" && len(segs) >= 3 && segs[2] == "indexes":
 		return "indexes." + verb, segs[1]
+	case resource == "restore":
+		return "backup.restore", ""
+	case resource == "backups" && method == http.MethodPost:
+		return "backup.run", ""
 	case resource == "flags" && len(segs) == 3 && segs[2] == "evaluate":
 		return "flags.evaluate", segs[1]
 	case resource == "jobs" && len(segs) == 3 && segs[2] == "run":

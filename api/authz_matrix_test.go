@@ -146,6 +146,7 @@ func matrixPaths() []mpath {
 		{name: "js-query", run: pathJSQuery},
 		{name: "oauth2", all: pathOAuth2},
 		{name: "passkeys", all: pathPasskeys},
+		{name: "sql", run: pathSQL},
 		{name: "mcp", all: pathMCP},
 	}
 }

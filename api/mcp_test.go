@@ -185,9 +185,36 @@ func TestMCPTools(t *testing.T) {
 	if got := apitest.DecodeMap(t, must(t, s, "GET", "/api/v1/admin/settings", s.AdminHeaders(t, nil))); !strings.Contains(string(mustJSON(t, got)), `"hooks.slow_ms":"1500"`) {
 		t.Errorf("the setting did not change: %v", got)
 	}
-	sql, _ := callTool(t, s, h, "svc.run_sql", map[string]any{"sql": "select 1"})
-	if !sql.IsError || !strings.Contains(sql.text(), "not available") {
-		t.Errorf("run_sql without the SQL console: %s", sql.text())
+	// run_sql: read-only by default (decided by the SQL console), 100
+	// rows, plans, writes through the log without volatile functions, and
+	// no write at all through a read-only bridge.
+	sqlCases := []struct {
+		name     string
+		args     map[string]any
+		readOnly bool
+		isError  bool
+		want     string
+	}{
+		{"a read", map[string]any{"sql": "SELECT title FROM tasks WHERE secret = ?", "params": []any{"s1"}}, false, false, `"rows": [`},
+		{"150 rows", map[string]any{"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 150) SELECT x FROM c"}, false, false, `"rowCount": 100`},
+		{"a plan", map[string]any{"sql": "SELECT * FROM tasks WHERE title = ?", "params": []any{"t1"}, "dry_run": true}, false, false, `"detail"`},
+		{"a write without allow_write", map[string]any{"sql": "DELETE FROM tasks"}, false, true, "SVC_READONLY"},
+		{"a write", map[string]any{"sql": "UPDATE tasks SET title = ? WHERE title = ?", "params": []any{"t9", "t1"}, "allow_write": true}, false, false, `"changes": 1`},
+		{"a volatile write", map[string]any{"sql": "UPDATE tasks SET title = random()", "allow_write": true}, false, true, "SVC_NOT_DETERMINISTIC"},
+		{"a write through a read-only bridge", map[string]any{"sql": "DELETE FROM tasks", "allow_write": true}, true, true, "read-only"},
+	}
+	for _, c := range sqlCases {
+		hh := h
+		if c.readOnly {
+			hh = map[string]string{"Authorization": h["Authorization"], "X-Svc-Mcp-Read-Only": "1"}
+		}
+		got, code := callTool(t, s, hh, "svc.run_sql", c.args)
+		if code != 0 || got.IsError != c.isError || !strings.Contains(got.text(), c.want) {
+			t.Errorf("run_sql, %s: code %d, isError %v, %s; want %q", c.name, code, got.IsError, got.text(), c.want)
+		}
+	}
+	if got := string(must(t, s, "GET", "/api/v1/tasks?filter="+url.QueryEscape(`title = "t9"`), s.AdminHeaders(t, nil))); !strings.Contains(got, `"totalItems":1`) {
+		t.Errorf("the write through the log is not there: %s", got)
 	}
 	// Every tool's input schema resolves (a collection with every field
 	// type): a call with no arguments is answered, never -32603.

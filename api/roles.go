@@ -21,6 +21,11 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/api-tokens", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/security", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/audit-log", engine.RoleViewer, engine.RoleOwner},
+	// A backup holds every table (password hashes, sessions, settings);
+	// a restore replaces them: the owner's (SPEC.md). Covers
+	// /admin/backups too.
+	{"/api/v1/admin/backup", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/restore", engine.RoleOwner, engine.RoleOwner},
 	// The digest hashes every internal table (admins, sessions, tokens,
 	// settings): a viewer could watch them change and compare them across
 	// nodes. It is cluster administration, the owner's (CONTRACT.md).
@@ -54,6 +59,9 @@ var roleTable = []roleRule{
 	// (SPEC.md). Anyone may evaluate through the public route.
 	{"/api/v1/admin/flags", engine.RoleDeveloper, engine.RoleDeveloper},
 	{"/api/v1/admin/flag-segments", engine.RoleDeveloper, engine.RoleDeveloper},
+	// The SQL console reads and writes (in a sandbox) app data and the
+	// schema: developers (SPEC.md).
+	{"/api/v1/admin/sql", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Push providers hold credentials, as settings do: developers read
 	// them masked; changing them, probing them and sending test pushes is
 	// the owner's (revealing them too, checked by the route).

@@ -44,6 +44,10 @@ type Options struct {
 	Scripts Scripts
 	// engine/notify: device tokens, push providers.
 	Notifications Notifications
+	// engine/backup (nil: no backup routes).
+	Backups Backups
+	// engine/sqlconsole: the SQL console.
+	SQL SQLConsole
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -110,6 +114,8 @@ type Server struct {
 	workflows  Workflows
 	scripts    Scripts
 	notify     Notifications
+	backups    Backups
+	sql        SQLConsole
 	authn      Authenticator
 	users      UserAuth
 	flows      AuthFlows
@@ -170,7 +176,7 @@ func New(opts Options) *Server {
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows, scripts: opts.Scripts,
 		flags: opts.Flags, segments: opts.FlagSegments,
-		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications, backups: opts.Backups, sql: opts.SQL,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -230,6 +236,8 @@ func New(opts Options) *Server {
 			s.mountWorkflows(r)
 			s.mountScripts(r)
 			s.mountNotifications(r)
+			s.mountBackups(r)
+			s.mountSQL(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

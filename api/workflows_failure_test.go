@@ -72,7 +72,7 @@ func TestWorkflowFailureAndRetry(t *testing.T) {
 		{"throws", `await step.run("ok", () => 1); throw new Error("boom")`, "boom"},
 		{"twice", `await step.run("same", () => 1); await step.run("same", () => 2)`, `step name "same" is used twice`},
 		{"kinds", `await step.run("x", () => 1); await step.sleep("x", 1)`, `step name "x" belongs to a step.run`},
-		{"notjson", `return () => 1`, "the workflow's return value is not JSON"},
+		{"notjson", `return () => 1`, "the return value is not JSON"},
 		{"noretry", `await step.run("once", () => { throw "plain" }, { retries: 0 })`, `step "once" failed after 1 attempts: plain`},
 		{"busy", `while (true) {}`, "budget"},
 		{"busystep", `await step.run("spin", () => { for (;;) {} }, { retries: 1 })`, `step "spin" failed after 2 attempts: code ran past its`},

@@ -218,7 +218,7 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 	if n.closing.Load() {
 		return nil, 0, ErrShutdown
 	}
-	wctx, cancel := context.WithTimeout(ctx, n.cfg.LeaderWait)
+	wctx, cancel := context.WithTimeout(ctx, n.applyWait(ctx))
 	defer cancel()
 	if err := n.writable(); err != nil {
 		return nil, 0, err
@@ -252,7 +252,7 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 			// the read floor then holds this node's local reads back until
 			// it has caught up.
 			n.raiseAcked(reply.Index)
-			wait, cancelWait := context.WithTimeout(ctx, 2*n.cfg.LeaderWait)
+			wait, cancelWait := context.WithTimeout(ctx, 2*n.applyWait(ctx))
 			if werr := n.WaitIndex(wait, reply.Index); werr != nil && ctx.Err() == nil {
 				n.cfg.Logger.Warn("forwarded write committed but not yet applied here", "index", reply.Index, "err", werr)
 			}

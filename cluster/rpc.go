@@ -290,7 +290,7 @@ func (n *Node) callAddr(ctx context.Context, addr string, kind byte, body []byte
 	if err != nil {
 		return reply, err
 	}
-	deadline := time.Now().Add(3 * n.cfg.LeaderWait)
+	deadline := time.Now().Add(3 * n.applyWait(ctx))
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

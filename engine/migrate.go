@@ -123,33 +123,48 @@ func (e *Engine) applyMigrate(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, fmt.Errorf("%w: internal schema version %d is newer than this binary's %d: upgrade svcd",
 			fsm.ErrHalt, c.Version, e.SchemaVersion())
 	}
-	var cur int64
-	err = tx.QueryRow(`SELECT v FROM _svc_meta WHERE k = 'schema_version'`).Scan(&cur)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	var key []byte
+	if c.ETagKey != "" {
+		if key, err = hex.DecodeString(c.ETagKey); err != nil || len(key) < 16 {
+			return nil, fmt.Errorf("%w: migration %d: malformed etag key", fsm.ErrHalt, etagKeySince)
+		}
+	}
+	migrated, err := e.migrateTx(tx, c.Version, key)
+	if err != nil {
 		return nil, err
 	}
-	for v := cur + 1; v <= c.Version; v++ {
-		for _, stmt := range e.migrationStmts(v) {
-			if _, err := tx.ExecDirect(stmt); err != nil {
-				return nil, fmt.Errorf("%w: migration %d: %v", fsm.ErrHalt, v, err)
-			}
-		}
-		if v == etagKeySince && c.ETagKey != "" {
-			key, err := hex.DecodeString(c.ETagKey)
-			if err != nil || len(key) < 16 {
-				return nil, fmt.Errorf("%w: migration %d: malformed etag key", fsm.ErrHalt, v)
-			}
-			if _, err := tx.Exec(`INSERT INTO _svc_keys (name, key) VALUES (?, ?)`, etagKeyName, key); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if c.Version > cur {
-		if _, err := tx.Exec(`INSERT INTO _svc_meta (k, v) VALUES ('schema_version', ?)
-			ON CONFLICT (k) DO UPDATE SET v = excluded.v`, c.Version); err != nil {
-			return nil, err
-		}
+	if migrated {
 		tx.Emit(fsm.Event{Kind: EvMigrate})
 	}
 	return nil, nil
+}
+
+// migrateTx runs the migrations after the transaction's internal schema
+// version up to version to, and records it; etagKey is the key the
+// migration to etagKeySince installs (nil: none). It reports whether it
+// ran any.
+func (e *Engine) migrateTx(tx *fsm.Tx, to int64, etagKey []byte) (bool, error) {
+	var cur int64
+	err := tx.QueryRow(`SELECT v FROM _svc_meta WHERE k = 'schema_version'`).Scan(&cur)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	for v := cur + 1; v <= to; v++ {
+		for _, stmt := range e.migrationStmts(v) {
+			if _, err := tx.ExecDirect(stmt); err != nil {
+				return false, fmt.Errorf("%w: migration %d: %v", fsm.ErrHalt, v, err)
+			}
+		}
+		if v == etagKeySince && etagKey != nil {
+			if _, err := tx.Exec(`INSERT INTO _svc_keys (name, key) VALUES (?, ?)`, etagKeyName, etagKey); err != nil {
+				return false, err
+			}
+		}
+	}
+	if to <= cur {
+		return false, nil
+	}
+	_, err = tx.Exec(`INSERT INTO _svc_meta (k, v) VALUES ('schema_version', ?)
+		ON CONFLICT (k) DO UPDATE SET v = excluded.v`, to)
+	return err == nil, err
 }

@@ -31,6 +31,8 @@ type registries struct {
 	searcher      Searcher // list_extension.go
 	// interceptor runs code around record writes (record_intercept.go).
 	interceptor RecordInterceptor
+	// restoreCarriers carry state across a restore (restore.go).
+	restoreCarriers []RestoreCarrier
 }
 
 func (r *registries) mustOpen(what string) {

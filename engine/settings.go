@@ -18,6 +18,10 @@ type SettingDef struct {
 	Key     string
 	Default string
 	Secret  bool
+	// Validate, when set, checks a value before it is stored: a message
+	// refuses it (422 with the message under the key), "" accepts it. The
+	// empty value (the default restored) is not checked.
+	Validate func(v string) string
 }
 
 // DefineSettings registers settings with their defaults.
@@ -212,6 +216,12 @@ func (e *Engine) PatchSettings(ctx context.Context, body []byte) (map[string]str
 func (e *Engine) validateSettingValues(set map[string]string) map[string]string {
 	d := map[string]string{}
 	for k, v := range set {
+		if sd, known := e.reg.settings[k]; known && sd.Validate != nil && v != "" {
+			if msg := sd.Validate(v); msg != "" {
+				d[k] = msg
+				continue
+			}
+		}
 		if sd, known := e.reg.settings[k]; known && isNumeric(sd.Default) && v != "" && !isNumeric(v) {
 			def := sd.Default
 			if def == "0" || def == "1" {

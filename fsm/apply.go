@@ -58,7 +58,7 @@ func (s *Store) ApplyBatch(entries []Entry) []Result {
 			}
 			return out
 		}
-		o := s.applyBatch(entries[done:])
+		o := s.applyNext(entries[done:])
 		copy(out[done:], o.results[:o.applied])
 		s.publish(o)
 		done += o.applied
@@ -78,6 +78,17 @@ func (s *Store) ApplyBatch(entries []Entry) []Result {
 	return out
 }
 
+// applyNext applies the first entries: a replace command on its own
+// (replace.go), else the entries before the next one.
+func (s *Store) applyNext(entries []Entry) batchOutcome {
+	if e := entries[0]; e.Index > s.applied.Load() {
+		if h, cmd, ok := s.opts.Registry.replaceHandler(e); ok {
+			return s.applyReplace(e, h, cmd)
+		}
+	}
+	return s.applyBatch(entries)
+}
+
 // publish runs the observers of an applied prefix and publishes its index.
 // Observers run outside the lock (they may read the replica) but before
 // waiters on these indexes wake, so a reader released by WaitApplied sees
@@ -86,7 +97,8 @@ func (s *Store) publish(o batchOutcome) {
 	if len(o.events) > 0 {
 		s.notify(o.events)
 	}
-	if o.last > s.applied.Load() {
+	if o.last > s.applied.Load() || (o.replaced && o.last > 0) {
+		// A replace stored its index without waking anyone (replace.go).
 		s.setApplied(o.last)
 	}
 }
@@ -96,11 +108,13 @@ func (s *Store) publish(o batchOutcome) {
 // unless it stalled), the last index it committed (0: none), and the
 // stall that stopped it.
 type batchOutcome struct {
-	results []Result
-	events  []Event
-	last    uint64
-	applied int
-	stall   *Stall
+	// replaced is set when the entry replaced the database.
+	replaced bool
+	results  []Result
+	events   []Event
+	last     uint64
+	applied  int
+	stall    *Stall
 }
 
 // applyBatch applies entries, or the prefix before the first one that
@@ -116,6 +130,10 @@ func (s *Store) applyBatch(entries []Entry) batchOutcome {
 	end, stop := len(entries), error(nil)
 	if k, err := s.firstUnappliable(entries, applied); err != nil {
 		end, stop = k, err
+	}
+	if k := s.firstReplace(entries[:end], applied); k >= 0 {
+		// A replace command runs on its own, after these (applyNext).
+		end, stop = k, nil
 	}
 	for {
 		a := s.applyLocked(entries[:end], applied)

@@ -16,6 +16,11 @@ import (
 // connection settings cannot collide with another user of "sqlite3".
 const driverName = "svc_sqlite3"
 
+// DriverName is the database/sql name of that driver, for a module that
+// opens connections of its own to the replica's file (engine/sqlconsole)
+// and needs the same SQL functions.
+const DriverName = driverName
+
 func init() {
 	// database/sql's registry is global by design; registering once at init
 	// is the only way to name a driver. Nothing else here is package state.

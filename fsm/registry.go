@@ -14,6 +14,8 @@ type Handler func(tx *Tx, cmd Command) (any, error)
 type Registry struct {
 	handlers map[Type]Handler
 	names    map[Type]string
+	// replacers are the handlers of replace commands (replace.go).
+	replacers map[Type]ReplaceHandler
 }
 
 // NewRegistry returns an empty registry.

@@ -71,7 +71,7 @@ func (s *Store) Restore(r io.Reader) (err error) {
 	}
 	if err == nil {
 		syncDir(filepath.Dir(s.opts.Path))
-		err = s.openPools()
+		err = s.openPools(true)
 	}
 	s.mu.Unlock()
 	if err != nil {

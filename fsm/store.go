@@ -78,13 +78,16 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("fsm: %w", err)
 	}
 	s := &Store{opts: opts, log: opts.Logger, waitCh: make(chan struct{}), closing: make(chan struct{})}
-	if err := s.openPools(); err != nil {
+	if err := s.openPools(true); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Store) openPools() error {
+// openPools opens the writer and the readers on the database file and
+// takes its applied index; publish wakes the waiters on it (a replace
+// leaves that to the observers' publication).
+func (s *Store) openPools(publish bool) error {
 	w, err := openWriter(s.opts.Path)
 	if err != nil {
 		return fmt.Errorf("fsm: open %s: %w", s.opts.Path, err)
@@ -118,7 +121,11 @@ func (s *Store) openPools() error {
 		}
 	}
 	s.pools = p
-	s.setApplied(idx)
+	if publish {
+		s.setApplied(idx)
+	} else {
+		s.applied.Store(idx)
+	}
 	return nil
 }
 

@@ -68,6 +68,11 @@ const (
 	CodeSlowConsumer   = "slow_consumer"
 )
 
+// ResyncRestore is the reason of the resync message every connection gets
+// when a backup is restored (its eventId is the restore's log index): the
+// data went back in time without events.
+const ResyncRestore = "restore"
+
 // MaxFilterLen is the filter language's length limit.
 const MaxFilterLen = 4096
 
@@ -124,6 +129,8 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		out["topics"] = t
 	case "error":
 		out["code"], out["message"] = m.Code, m.Text
+	case "resync":
+		out["reason"], out["message"] = m.Code, m.Text
 	case "flags":
 		if m.Flag != nil {
 			out["kind"], out["op"], out["key"] = m.Flag.Kind, m.Flag.Op, m.Flag.Key

@@ -211,7 +211,8 @@ func (h *Hub) Observe(events []fsm.Event) {
 			touches = append(touches, t)
 		}
 		if ev.Kind == fsm.KindRestore {
-			h.restored(ev.Index)
+			_, replaced := ev.Data.(*fsm.Replaced)
+			h.restored(ev.Index, replaced)
 			continue
 		}
 		if ev.Index != last {
@@ -284,20 +285,28 @@ func (h *Hub) Observe(events []fsm.Event) {
 // emptied, an id before index is answered replay_window_exceeded, and
 // every connection is told so (before its next events) and continues from
 // here.
-func (h *Hub) restored(index uint64) {
+func (h *Hub) restored(index uint64, replaced bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	clear(h.ring)
 	h.ring = h.ring[:0]
 	h.first = h.head + 1
 	h.floorI, h.floorS, h.floorX = index, 0, true
+	at := strconv.FormatUint(index, 10)
 	for _, c := range h.conns {
 		c.pos = h.head
 		if c.skipping && c.skipI >= index {
 			continue // resumed past the snapshot: it misses nothing
 		}
+		if replaced {
+			// A backup was restored: the data went back in time, which no
+			// event describes. Every client drops what it holds.
+			c.notices = append(c.notices, Message{Type: "resync", EventID: at, Code: ResyncRestore,
+				Text: "a backup was restored at index " + at + ": the data changed without events; fetch what you hold again"})
+			continue
+		}
 		c.notices = append(c.notices, Message{Type: "error", Code: CodeReplayExceeded,
-			Text: "this node installed a snapshot at index " + strconv.FormatUint(index, 10) + "; events before it cannot be replayed: resync"})
+			Text: "this node installed a snapshot at index " + at + "; events before it cannot be replayed: resync"})
 	}
 	close(h.wake)
 	h.wake = make(chan struct{})

@@ -31,11 +31,22 @@ type Peers interface {
 }
 
 // serve answers one peer connection (push or fetch) on the local store
-// in dir.
-func serve(dir string, c net.Conn) error {
+// in dir, or the directory of the space the request names (dirs; nil:
+// none).
+func serve(dir string, dirs func(space string) (string, bool), c net.Conn) error {
 	req, err := readMessage(c)
 	if err != nil {
 		return err
+	}
+	if req.Space != "" {
+		d, ok := "", false
+		if dirs != nil {
+			d, ok = dirs(req.Space)
+		}
+		if !ok {
+			return writeMessage(c, message{Error: "unknown space " + req.Space})
+		}
+		dir = d
 	}
 	switch req.Op {
 	case "push":
@@ -83,6 +94,12 @@ func serve(dir string, c net.Conn) error {
 // push sends the size bytes of r, whose SHA-256 is sum, to the peer at
 // addr under key; nil once the peer has them on disk.
 func push(ctx context.Context, peers Peers, addr, key string, size int64, sum string, r io.Reader) error {
+	return pushSpace(ctx, peers, addr, "", key, size, sum, r)
+}
+
+// pushSpace is push into the peer's directory of space ("": its file
+// store).
+func pushSpace(ctx context.Context, peers Peers, addr, space, key string, size int64, sum string, r io.Reader) error {
 	c, err := peers.Dial(ctx, addr)
 	if err != nil {
 		return err
@@ -90,7 +107,7 @@ func push(ctx context.Context, peers Peers, addr, key string, size int64, sum st
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	if err := writeMessage(c, message{Op: "push", Key: key, Size: size, SHA256: sum}); err != nil {
+	if err := writeMessage(c, message{Op: "push", Key: key, Size: size, SHA256: sum, Space: space}); err != nil {
 		return err
 	}
 	if _, err := io.Copy(idleConn{c}, io.LimitReader(r, size)); err != nil {
@@ -112,6 +129,12 @@ var errPeerMissing = errors.New("blobs: the peer has no such blob")
 // fetch copies key from the peer at addr into dir; want, when not empty,
 // is the SHA-256 the bytes must have (the file's metadata).
 func fetch(ctx context.Context, peers Peers, addr, dir, key, want string) error {
+	return fetchSpace(ctx, peers, addr, "", dir, key, want)
+}
+
+// fetchSpace is fetch from the peer's directory of space ("": its file
+// store).
+func fetchSpace(ctx context.Context, peers Peers, addr, space, dir, key, want string) error {
 	if !validKey.MatchString(key) {
 		return errBadKey
 	}
@@ -122,7 +145,7 @@ func fetch(ctx context.Context, peers Peers, addr, dir, key, want string) error 
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	if err := writeMessage(c, message{Op: "fetch", Key: key}); err != nil {
+	if err := writeMessage(c, message{Op: "fetch", Key: key, Space: space}); err != nil {
 		return err
 	}
 	head, err := readMessage(c)

@@ -30,6 +30,8 @@ type Replicated struct {
 
 	mu       sync.Mutex
 	inflight map[string]chan struct{} // keys being fetched
+	// dirs are the other directories served (dir.go), by space.
+	dirs map[string]string
 }
 
 // NewReplicated returns the replicated view of stores' local store.
@@ -45,7 +47,7 @@ func (r *Replicated) local(ctx context.Context) (*Bucket, error) { return r.stor
 // Serve answers a peer's push or fetch on an authenticated connection.
 func (r *Replicated) Serve(c net.Conn) {
 	defer c.Close()
-	if err := serve(r.stores.dir, c); err != nil {
+	if err := serve(r.stores.dir, r.spaceDir, c); err != nil {
 		r.log.Warn("blobs: a peer's transfer failed", "remote", c.RemoteAddr().String(), "err", err)
 	}
 }

@@ -20,6 +20,9 @@ import (
 //	fetch: → {op:"fetch", key}
 //	       ← {ok, size} then size raw bytes then {sha256}, or {error}
 //
+// A request may name a space: another directory the node serves the same
+// way (dir.go: the files a restore installs); none is the file store.
+//
 // A receiver writes to a temporary file beside the key, checks the size
 // and the SHA-256, fsyncs and renames: a short, long or corrupt stream
 // leaves nothing under the key.
@@ -34,6 +37,8 @@ type message struct {
 	Error  string `json:"error,omitempty"`
 	// Missing says a fetched key is not on the peer.
 	Missing bool `json:"missing,omitempty"`
+	// Space names the directory of the request ("": the file store).
+	Space string `json:"space,omitempty"`
 }
 
 const maxMessage = 4 << 10

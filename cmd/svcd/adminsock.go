@@ -69,6 +69,8 @@ func listenAdminSocket(dataDir string, st *stack.Stack, log *slog.Logger) (*sock
 		}
 		json.NewEncoder(w).Encode(res)
 	})
+	mux.HandleFunc("GET /backup", serveSocketBackup(st.Backups.Take))
+	mux.HandleFunc("GET /settings/s3", serveSocketS3(st.Engine.Setting))
 	s := &socketServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

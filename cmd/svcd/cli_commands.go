@@ -59,6 +59,25 @@ svcd admin create --dir /var/lib/svcd -- you@example.com '-starts-with-a-dash'`,
 			run:   runAdminCreate,
 		},
 		{
+			name: "backup", args: "--to PATH|s3://bucket/key [--gzip] [--dir DIR | --url URL]",
+			summary: "copy a live node's database to a file or an S3 object",
+			about: `Copies the database of a running node: one SQLite file holding the whole
+state at one log index, taken from a read transaction while writes go on
+(docs/operations.md, "Backups"). The node on --dir is asked through its
+admin socket (only the account that owns the data can); with --url (or
+SVC_URL) the node at that URL is asked, with an owner's token in SVC_TOKEN.
+--to - writes to standard output. For s3://bucket/key the S3 server is the
+one of the node's s3.* settings, or SVC_S3_ENDPOINT, SVC_S3_REGION,
+SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY when set. Restore the
+file with POST /api/v1/admin/restore. The key files (jwt.key,
+encryption.key) are not in the database: back them up too.`,
+			examples: `svcd backup --to /backups/svcd-$(date -u +%Y%m%dT%H%M%SZ).db
+svcd backup --dir /var/lib/svcd --to s3://my-backups/svcd/nightly.db.gz --gzip
+SVC_TOKEN=$TOKEN svcd backup --url http://10.0.0.1:8090 --to - | gzip > backup.db.gz`,
+			flags: func() *flag.FlagSet { return backupFlagSet(&backupOptions{}) },
+			run:   runBackup,
+		},
+		{
 			name: "mcp", args: "[--read-only] [--url URL]",
 			summary: "stdio bridge to a node's agent protocol (MCP)",
 			about: `Speaks the Model Context Protocol on stdin and stdout (newline-delimited
@@ -102,6 +121,12 @@ svcd repair verify --dir /var/lib/svcd`,
 			text: reseedHelp, run: runRepairReseed,
 			examples: `svcd repair reseed --dir /var/lib/svcd
 svcd repair reseed --dir /var/lib/svcd --join http://10.0.0.2:8090,http://10.0.0.3:8090`,
+		},
+		{
+			name: "repair recover", summary: "make the survivors of a cluster that lost its quorum a new cluster",
+			text: recoverHelp, run: runRepairRecover,
+			examples: `svcd repair recover --dir /var/lib/svcd --members node1=10.0.0.1:8300
+svcd repair recover --dir /var/lib/svcd --members node1=10.0.0.1:8300,node2=10.0.0.2:8300`,
 		},
 		{
 			name: "version", args: "",

@@ -46,6 +46,7 @@ func (au *Auth) register() {
 	au.registerAuthMigrations()
 	au.registerAuthSettings()
 	au.registerAccountHooks()
+	au.registerRestoreCarrier()
 	engine.RegisterResult[flowOutcome](au.core, "flow")
 
 	c := au.core

@@ -60,6 +60,7 @@ func New(core *engine.Engine, opts Options) *Files {
 	m.registerSettings()
 	m.registerCommands()
 	m.registerHooks()
+	m.registerRestoreCarrier()
 	return m
 }
 

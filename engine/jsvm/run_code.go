@@ -2,6 +2,7 @@ package jsvm
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/dop251/goja"
@@ -34,11 +35,15 @@ type Call struct {
 	Principal *engine.Principal
 }
 
+// ErrNotJSON is code of a job, worker or workflow that returned what JSON
+// cannot hold (a function, a symbol).
+var ErrNotJSON = errors.New("the return value is not JSON (a function or a symbol)")
+
 // Run runs c's code under the execution budget (execution.timeout_ms)
 // and returns what it resolved to, as JSON-like Go values (maps, slices,
 // json.Number, strings, booleans, nil). Errors are the VM's:
 // *CompileError, *TimeoutError, *ThrowError (Abort set for
-// helpers.abort), ErrNeverSettles, or the context's.
+// helpers.abort), ErrNeverSettles, ErrNotJSON, or the context's.
 func (m *Module) Run(ctx context.Context, c Call) (any, error) {
 	p := engine.SystemPrincipal(c.ID)
 	if c.Principal != nil {
@@ -63,6 +68,13 @@ func (m *Module) Run(ctx context.Context, c Call) (any, error) {
 			}
 			return vars
 		},
-		finish: func(inv *invocation, v goja.Value) (any, error) { return inv.b.toGo(v) },
+		finish: func(inv *invocation, v goja.Value) (any, error) {
+			out, err := inv.b.toGo(v)
+			if err == nil && out == nil && v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+				// JSON.stringify dropped it: a function or a symbol.
+				return nil, ErrNotJSON
+			}
+			return out, err
+		},
 	})
 }

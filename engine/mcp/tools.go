@@ -29,12 +29,16 @@ type Tool struct {
 }
 
 // toolError is a failure the model should read (a tool result with
-// isError), not a protocol error.
-type toolError struct{ msg string }
+// isError), not a protocol error; payload, when set, is the result shown
+// (a failed SQL run's answer, with its errorCode).
+type toolError struct {
+	msg     string
+	payload any
+}
 
 func (e *toolError) Error() string { return e.msg }
 
-func toolErrorf(format string, a ...any) error { return &toolError{fmt.Sprintf(format, a...)} }
+func toolErrorf(format string, a ...any) error { return &toolError{msg: fmt.Sprintf(format, a...)} }
 
 // registry is every tool that exists now, whatever the caller's scopes:
 // the fixed tools and five per collection.
@@ -120,6 +124,10 @@ func (s *Server) callTool(ctx context.Context, c Caller, raw json.RawMessage) (a
 	if errors.As(err, &rerr) {
 		return nil, rerr
 	}
+	var terr *toolError
+	if errors.As(err, &terr) && terr.payload != nil {
+		return toolResult(terr.payload, true), nil
+	}
 	if err != nil {
 		return toolResult(map[string]any{"error": err.Error()}, true), nil
 	}
@@ -157,15 +165,18 @@ func toolResult(v any, isError bool) map[string]any {
 	return res
 }
 
+// asObject answers v as a JSON object, when it encodes as one.
 func asObject(v any) (map[string]any, bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, true
-	case json.RawMessage:
-		var m map[string]any
-		if json.Unmarshal(x, &m) == nil && m != nil {
-			return m, true
-		}
+	if m, ok := v.(map[string]any); ok {
+		return m, true
 	}
-	return nil, false
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return nil, false
+	}
+	return m, true
 }

@@ -63,7 +63,7 @@ func (s *Server) runSQL(ctx context.Context, c Caller, args map[string]any) (any
 		return nil, toolErrorf("%v", err)
 	}
 	if res != nil && !res.OK {
-		return res, toolErrorf("%s: %s", res.ErrorCode, res.Error)
+		return nil, &toolError{msg: res.ErrorCode + ": " + res.Error, payload: res}
 	}
 	return res, nil
 }

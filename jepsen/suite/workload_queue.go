@@ -12,13 +12,16 @@ import (
 )
 
 // Queue enqueues jobs through random nodes while the faults run; a worker
-// on the leader runs them (its code echoes the job's key and attempt), and
-// two scheduled jobs fire every second: one in worker mode (each firing
-// enqueues a job on the "ticks" queue, run by a second worker), one
-// inline. At the end (checker.CheckQueue) every acknowledged job must have
-// run to success or been dead-lettered, runs beyond the first are counted
-// (each follows a claim that expired: a failure), and no scheduled time
-// may have fired twice.
+// on the leader runs them (each run writes a record of its own, the job's
+// key, id and attempt, and returns the key, the attempt and that record's
+// id), and two scheduled jobs fire every second: one in worker mode (each
+// firing enqueues a job on the "ticks" queue, run by a second worker), one
+// inline (each run writes a record naming its scheduled time). At the end
+// (checker.CheckQueue) every acknowledged job must have run to success,
+// with the record of its succeeding run, or been dead-lettered; jobs with
+// more than one run record are counted, and must have failed in between,
+// one run per claim; no run record may name a key nobody enqueued; and no
+// scheduled time may have fired twice.
 type Queue struct {
 	mu        sync.Mutex
 	seq       map[int]int
@@ -47,12 +50,36 @@ const (
 	tickQueue = "ticks"
 )
 
+// The collections the code writes to: one record per run of the work
+// queue's worker, one per run of the inline scheduled job. Their rules
+// are null (admin only): code acts as the system, and the check reads as
+// an admin.
+const (
+	runsCollection = `{"name":"runs","type":"base","fields":[{"name":"key","type":"text","required":true},
+		{"name":"job","type":"text","required":true},{"name":"attempt","type":"number","integer":true}]}`
+	firingsCollection = `{"name":"firings","type":"base","fields":[{"name":"job","type":"text","required":true},
+		{"name":"scheduledAt","type":"number","integer":true}]}`
+)
+
+// The code of the work queue's worker and of the inline scheduled job.
+const (
+	workCode = `const run = await helpers.records.create("runs", {key: payload.key, job: jobId, attempt})
+return {key: payload.key, attempt, run: run.id}`
+	inlineCode = `const f = await helpers.records.create("firings", {job: jobId, scheduledAt})
+return {scheduledAt, record: f.id}`
+)
+
 func (q *Queue) Setup(ctx context.Context, env *Env) error {
 	l, err := env.C.WaitLeader(15 * time.Second)
 	if err != nil {
 		return err
 	}
 	admin := env.C.Admin(l)
+	for _, def := range []string{runsCollection, firingsCollection} {
+		if err := createCollection(ctx, env, def); err != nil {
+			return err
+		}
+	}
 	steps := []struct {
 		method, path string
 		body         any
@@ -60,11 +87,11 @@ func (q *Queue) Setup(ctx context.Context, env *Env) error {
 	}{
 		{"PATCH", "/api/v1/admin/settings", queueSettings, http.StatusOK},
 		{"POST", "/api/v1/admin/workers", map[string]any{"queue": workQueue, "concurrency": 8,
-			"code": `return {key: payload.key, attempt}`}, http.StatusCreated},
+			"code": workCode}, http.StatusCreated},
 		{"POST", "/api/v1/admin/workers", map[string]any{"queue": tickQueue, "concurrency": 4,
 			"code": `return payload.scheduledAt`}, http.StatusCreated},
 		{"POST", "/api/v1/admin/jobs", map[string]any{"name": "ticker", "cron": "* * * * * *", "mode": "worker:" + tickQueue}, http.StatusCreated},
-		{"POST", "/api/v1/admin/jobs", map[string]any{"name": "inline", "cron": "* * * * * *", "code": `return scheduledAt`}, http.StatusCreated},
+		{"POST", "/api/v1/admin/jobs", map[string]any{"name": "inline", "cron": "* * * * * *", "code": inlineCode}, http.StatusCreated},
 	}
 	var last uint64
 	for _, s := range steps {

@@ -31,6 +31,8 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Workflows:     s.Workflows,
 		Scripts:       s.Scripts,
 		Notifications: s.Notify,
+		Backups:       s.Backups,
+		SQL:           s.SQL,
 		Authenticator: s.Auth,
 		UserAuth:      s.Auth,
 		AuthFlows:     s.Auth,
@@ -46,9 +48,9 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Secrets:       s.Secrets,
 		Fingerprints:  s.Fingerprints,
 		Realtime:      s.Realtime,
-		// The agent protocol: custom webhook events through the webhooks
-		// module; run_sql waits for the SQL console (engine/sqlconsole).
-		MCP:    mcp.Options{Events: s.Webhooks, Info: mcp.Info{NodeID: s.Node.NodeID()}},
+		// The agent protocol: run_sql through the SQL console, custom
+		// webhook events through the webhooks module.
+		MCP:    mcp.Options{SQL: mcpSQL{s.SQL}, Events: s.Webhooks, Info: mcp.Info{NodeID: s.Node.NodeID()}},
 		Logger: log,
 	}
 }

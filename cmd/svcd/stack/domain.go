@@ -6,6 +6,7 @@ import (
 	"svcd/api/passkey"
 	"svcd/engine"
 	"svcd/engine/auth"
+	"svcd/engine/backup"
 	"svcd/engine/csv"
 	"svcd/engine/files"
 	"svcd/engine/flags"
@@ -14,6 +15,7 @@ import (
 	"svcd/engine/notify"
 	"svcd/engine/queue"
 	"svcd/engine/search"
+	"svcd/engine/sqlconsole"
 	"svcd/engine/token"
 	"svcd/engine/webhooks"
 	"svcd/engine/workflows"
@@ -52,6 +54,12 @@ type Domain struct {
 	// Notify keeps the inbox, device tokens and push providers; its push
 	// jobs run on the queue's built-in queues (notify.go).
 	Notify *notify.Notifications
+	// Backups copies the database for backups, restores uploaded ones on
+	// every node and writes scheduled backups.
+	Backups *backup.Backups
+	// SQL is the admins' SQL console: read-only runs on this replica,
+	// sandboxes, saved queries, and writes through the log.
+	SQL *sqlconsole.Console
 }
 
 // DomainOptions configure the core and its modules.
@@ -79,6 +87,9 @@ type DomainOptions struct {
 	// Push speaks the push providers' protocols (nil: pushes fail and
 	// are retried; test-connection answers 503).
 	Push notify.Pusher
+	// Backup configures engine/backup (its directory, the peers a restore
+	// copies its file to, the destinations of scheduled backups).
+	Backup backup.Options
 }
 
 // NewDomain builds the core on opts.Store and wires the modules. Call it
@@ -115,12 +126,16 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Notify = notify.New(eng, notify.Options{Push: opts.Push, Jobs: pushJobs{d.Queue}})
 	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
 	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{d.Scripts}})
+	d.SQL = sqlconsole.New(eng, sqlconsole.Options{NodeID: opts.Scripts.NodeID})
 	// The helpers whose work other modules do.
 	d.Scripts.SetEnqueuer(enqueuer{d.Queue})
 	d.Scripts.SetWorkflows(d.Workflows)
 	d.Scripts.SetFlags(d.Flags)
 	d.Scripts.SetWebhooks(d.Webhooks)
 	d.Scripts.SetNotifier(notifier{d.Notify})
+	if d.Backups, err = backup.New(eng, opts.Backup); err != nil {
+		return nil, err
+	}
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}

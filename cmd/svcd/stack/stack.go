@@ -24,6 +24,7 @@ import (
 	"svcd/cluster"
 	"svcd/cluster/blobs"
 	"svcd/engine"
+	"svcd/engine/backup"
 	"svcd/engine/crypt"
 	"svcd/engine/jsvm"
 	"svcd/engine/password"
@@ -177,6 +178,11 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		store.Close()
 		return nil, err
 	}
+	// A restore's file is copied to the peers over the same channel,
+	// into the data directory's restores/ (engine/backup).
+	restores := filepath.Join(cfg.DataDir, "restores")
+	bk := backup.Options{Dir: restores, Peers: backupPeers{replicated.AddDir("restores", restores)},
+		Targets: backupTargets{func(k string) string { return eng.Setting(k) }}, NodeID: id}
 	// Code's HTTP goes through the guard (helpers.http) or raw
 	// (helpers.fetch); the node's id is known once Raft is open.
 	scripts := jsvm.ModuleOptions{HTTP: guard, Fetch: egress.NewUnguarded(), Env: os.Getenv,
@@ -186,7 +192,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 			}
 			return node.NodeID()
 		}}
-	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Scripts: scripts, OAuth2: oauth2client.New(guard.Client()), Push: newPusher(guard, cfg.PushRoots), Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
+	dom, err := NewDomain(DomainOptions{Signer: signer, ProgressInterval: cfg.ProgressInterval, Blobs: fileStores{stores, replicated}, Thumbnails: thumbnails{thumbs}, WebhookSender: newWebhookSender(guard), Scripts: scripts, OAuth2: oauth2client.New(guard.Client()), Push: newPusher(guard, cfg.PushRoots), Backup: bk, Options: engine.Options{Store: store, Logger: log, PasswordParams: cfg.PasswordParams, Clock: engineClock, Outbound: guard, Keyring: ring}})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -230,7 +236,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	subs := append([]scheduler.Subsystem{&scheduler.Migrator{M: eng, Log: log},
 		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Lead: node, Interval: cfg.WebhookInterval}},
 		dom.queueSubsystems(node.NodeID(), log)...)
-	subs = append(subs, &scheduler.Workflows{W: dom.Workflows, Log: log})
+	subs = append(subs, &scheduler.Workflows{W: dom.Workflows, Log: log}, scheduler.NewBackups(dom.Backups, log))
 	loop := scheduler.NewLoop(node, log, 0, subs...)
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
