@@ -147,6 +147,7 @@ func matrixPaths() []mpath {
 		{name: "oauth2", all: pathOAuth2},
 		{name: "passkeys", all: pathPasskeys},
 		{name: "sql", run: pathSQL},
+		{name: "mcp", all: pathMCP},
 	}
 }
 

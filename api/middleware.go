@@ -106,6 +106,12 @@ func requestTokens(r *http.Request) (toks []string, fromHeader bool) {
 // stale cookie is ignored (the caller is anonymous).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// An in-process call of the agent protocol (mcp_backend.go)
+		// carries its principal.
+		if p, ok := r.Context().Value(internalPrincipalKey{}).(engine.Principal); ok {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+			return
+		}
 		toks, fromHeader := requestTokens(r)
 		if fromHeader && len(toks) == 0 {
 			s.writeError(w, r, errBadAuthHeader)

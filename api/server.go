@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"svcd/cluster"
+	"svcd/engine/mcp"
 	"svcd/realtime"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	Auditor       Auditor
 	// OAuth2 serves OAuth2 sign-in (nil: no OAuth2 routes).
 	OAuth2 OAuth2Flows
+	// MCP configures the agent protocol (engine/mcp); api.New fills its
+	// Backend (this server's router) and Catalog (Collections).
+	MCP mcp.Options
 
 	Node  Node
 	Stats StatsFunc
@@ -144,6 +148,9 @@ type Server struct {
 	sseKeepAlive time.Duration
 	bodyGrace    time.Duration
 	budget       *bodyBudget
+	// mcp answers the agent protocol; mcpSessions signs its session ids.
+	mcp         AgentProtocol
+	mcpSessions *mcpSessions
 }
 
 // bodyLimits resolves Options.BodyMinRate and Options.BodyGrace.
@@ -183,6 +190,12 @@ func New(opts Options) *Server {
 		s.sseKeepAlive = defaultSSEKeepAlive
 	}
 	s.budget = &bodyBudget{}
+	mo := opts.MCP
+	mo.Backend, mo.Catalog = mcpBackend{s}, opts.Collections
+	if mo.Logger == nil {
+		mo.Logger = opts.Logger
+	}
+	s.mcp, s.mcpSessions = mcp.New(mo), newMCPSessions(opts.Secrets)
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
@@ -230,6 +243,12 @@ func New(opts Options) *Server {
 			r.Use(s.authenticate)
 			s.mountFlagsPublic(r)
 			s.mountNotificationDevices(r)
+		})
+		r.Group(func(r chi.Router) {
+			// The agent protocol: API tokens with mcp:* scopes; each tool
+			// goes back through the routes below as the token's admin.
+			r.Use(s.authenticate)
+			s.mountMCP(r)
 		})
 		r.Group(func(r chi.Router) {
 			// Custom routes: the code's helpers check each collection's

@@ -78,6 +78,20 @@ SVC_TOKEN=$TOKEN svcd backup --url http://10.0.0.1:8090 --to - | gzip > backup.d
 			run:   runBackup,
 		},
 		{
+			name: "mcp", args: "[--read-only] [--url URL]",
+			summary: "stdio bridge to a node's agent protocol (MCP)",
+			about: `Speaks the Model Context Protocol on stdin and stdout (newline-delimited
+JSON-RPC) for a desktop MCP client, and forwards every message to the
+agent protocol of the node at SVC_URL (default http://127.0.0.1:$SVC_PORT),
+authorized by the API token in SVC_MCP_TOKEN (it needs an mcp:* scope).
+--read-only removes the tools that write and refuses SQL writes, whatever
+the token allows. docs/mcp.md has a desktop client's configuration.`,
+			examples: `SVC_MCP_TOKEN=svcat_... svcd mcp
+SVC_MCP_TOKEN=svcat_... svcd mcp --read-only --url https://api.example.com`,
+			flags: func() *flag.FlagSet { return mcpFlagSet(&mcpOptions{}) },
+			run:   runMCP,
+		},
+		{
 			name: "rotate-key", args: "[--dir DIR]",
 			summary: "re-encrypt secrets under the current SVC_ENCRYPTION_KEY",
 			about: `Re-encrypts every secret setting and encrypted field value under the

@@ -66,6 +66,7 @@ func runServe(args []string) error {
 	opts.SetupKey, opts.ClusterKey, opts.Region = cfg.setupKey, cfg.clusterKey, cfg.region
 	opts.RateLimit, opts.TrustedProxies = cfg.rateLimit, cfg.proxies
 	opts.BodyMinRate, opts.BodyGrace = cfg.bodyMinRate, cfg.bodyGrace
+	opts.MCP.Info.Version = readBuildInfo().Version
 	srv := api.New(opts)
 	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {

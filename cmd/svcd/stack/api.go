@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"svcd/api"
+	"svcd/engine/mcp"
 )
 
 // APIOptions are the HTTP layer's options for this node: the core, every
@@ -47,6 +48,9 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Secrets:       s.Secrets,
 		Fingerprints:  s.Fingerprints,
 		Realtime:      s.Realtime,
-		Logger:        log,
+		// The agent protocol: run_sql through the SQL console, custom
+		// webhook events through the webhooks module.
+		MCP:    mcp.Options{SQL: mcpSQL{s.SQL}, Events: s.Webhooks, Info: mcp.Info{NodeID: s.Node.NodeID()}},
+		Logger: log,
 	}
 }
