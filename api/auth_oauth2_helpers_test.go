@@ -21,7 +21,7 @@ const oauthRedirect = "https://app.example.com/auth/callback"
 // the egress guard with hooks.http.allow, as an operator would.
 func startMockOIDC(t testing.TB, s *apitest.Server) *mockoidc.MockOIDC {
 	t.Helper()
-	m := runMockOIDC(t)
+	m := apitest.RunMockOIDC(t)
 	s.MustAdmin(t, http.StatusOK, "PATCH", settingsURL, map[string]any{
 		"hooks.http.allow":          "127.0.0.1",
 		"oauth2.oidc.enabled":       "1",

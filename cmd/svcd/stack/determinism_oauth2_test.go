@@ -16,6 +16,7 @@ import (
 
 	"github.com/oauth2-proxy/mockoidc"
 
+	"svcd/api/apitest"
 	"svcd/cmd/svcd/stack"
 	"svcd/engine"
 	"svcd/engine/auth"
@@ -85,7 +86,7 @@ type oauthWorkload struct {
 }
 
 func newOAuthWorkload(t *testing.T, node *replNode) *oauthWorkload {
-	m := runMockOIDC(t)
+	m := apitest.RunMockOIDC(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	w := &oauthWorkload{t: t, eng: node.Engine, oa: node.Auth.OAuth2(), auth: node.Auth, m: m, ctx: ctx,

@@ -1,4 +1,4 @@
-package stack_test
+package apitest
 
 import (
 	"net"
@@ -9,11 +9,11 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 )
 
-// runMockOIDC starts mockoidc on loopback with its requests served one at
+// RunMockOIDC starts mockoidc on loopback with its requests served one at
 // a time: its session store is a map without a lock, so concurrent
 // authorize and token requests race inside it (the race detector says
 // so). Serialized, it is the OIDC provider the tests need.
-func runMockOIDC(t testing.TB) *mockoidc.MockOIDC {
+func RunMockOIDC(t testing.TB) *mockoidc.MockOIDC {
 	t.Helper()
 	m, err := mockoidc.NewServer(nil)
 	if err != nil {
