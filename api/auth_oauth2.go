@@ -46,11 +46,7 @@ func (s *Server) mountOAuth2(r chi.Router) {
 
 func (s *Server) oauth2Providers(w http.ResponseWriter, r *http.Request) {
 	list, err := s.oauth2.Providers(r.Context(), chi.URLParam(r, "collection"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }
 
 func (s *Server) oauth2Authorize(w http.ResponseWriter, r *http.Request) {

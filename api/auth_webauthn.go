@@ -92,12 +92,7 @@ func (s *Server) passkeyRegisterVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pk, idx, err := s.passkeys.FinishPasskeyRegistration(r.Context(), principal(r), chi.URLParam(r, "collection"), in)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, pk)
+	s.answer(w, r, http.StatusOK, pk, idx, err)
 }
 
 func (s *Server) passkeyLoginOptions(w http.ResponseWriter, r *http.Request) {
@@ -128,11 +123,7 @@ func (s *Server) passkeyLoginVerify(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) passkeyList(w http.ResponseWriter, r *http.Request) {
 	list, err := s.passkeys.ListPasskeys(r.Context(), principal(r), chi.URLParam(r, "collection"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }
 
 func (s *Server) passkeyRename(w http.ResponseWriter, r *http.Request) {
@@ -144,12 +135,7 @@ func (s *Server) passkeyRename(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pk, idx, err := s.passkeys.RenamePasskey(r.Context(), principal(r), chi.URLParam(r, "collection"), chi.URLParam(r, "id"), in.Name)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, pk)
+	s.answer(w, r, http.StatusOK, pk, idx, err)
 }
 
 func (s *Server) passkeyDelete(w http.ResponseWriter, r *http.Request) {

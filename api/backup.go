@@ -118,12 +118,7 @@ func (s *Server) restoreBackup(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := cluster.WithApplyWait(r.Context(), restoreWait)
 	res, idx, err := s.backups.Restore(ctx, body, principal(r).ID)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, res)
+	s.answer(w, r, http.StatusOK, res, idx, err)
 }
 
 // uploadedFile is the request's file: the body, or the part named file of
@@ -164,11 +159,7 @@ func (s *Server) listBackups(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	runs, err := s.backups.Runs(r.Context(), limit)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, runs)
+	s.answer(w, r, http.StatusOK, runs, 0, err)
 }
 
 // runBackup writes a backup to backup.to now, as the schedule would.

@@ -35,20 +35,12 @@ func (s *Server) mountFlagSegments(r chi.Router) {
 
 func (s *Server) listSegments(w http.ResponseWriter, r *http.Request) {
 	l, err := s.segments.ListSegments(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, l)
+	s.answer(w, r, http.StatusOK, l, 0, err)
 }
 
 func (s *Server) getSegment(w http.ResponseWriter, r *http.Request) {
-	seg, err := s.segments.Segment(r.Context(), chi.URLParam(r, "name"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, seg)
+	v, err := s.segments.Segment(r.Context(), chi.URLParam(r, "name"))
+	s.answer(w, r, http.StatusOK, v, 0, err)
 }
 
 func (s *Server) putSegment(w http.ResponseWriter, r *http.Request) {
@@ -57,17 +49,8 @@ func (s *Server) putSegment(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	seg, created, idx, err := s.segments.PutSegment(r.Context(), b)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeData(w, status, seg)
+	v, created, idx, err := s.segments.PutSegment(r.Context(), b)
+	s.answer(w, r, createdOr(created), v, idx, err)
 }
 
 func (s *Server) patchSegment(w http.ResponseWriter, r *http.Request) {
@@ -76,21 +59,11 @@ func (s *Server) patchSegment(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	seg, idx, err := s.segments.PatchSegment(r.Context(), chi.URLParam(r, "name"), b)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, seg)
+	v, idx, err := s.segments.PatchSegment(r.Context(), chi.URLParam(r, "name"), b)
+	s.answer(w, r, http.StatusOK, v, idx, err)
 }
 
 func (s *Server) deleteSegment(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.segments.DeleteSegment(r.Context(), chi.URLParam(r, "name"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.answer(w, r, http.StatusNoContent, nil, idx, err)
 }

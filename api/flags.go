@@ -53,20 +53,12 @@ const flagsEvaluatePath = "/api/v1/flags/evaluate"
 
 func (s *Server) listFlags(w http.ResponseWriter, r *http.Request) {
 	l, err := s.flags.ListFlags(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, l)
+	s.answer(w, r, http.StatusOK, l, 0, err)
 }
 
 func (s *Server) getFlag(w http.ResponseWriter, r *http.Request) {
-	f, err := s.flags.Flag(r.Context(), chi.URLParam(r, "key"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, f)
+	v, err := s.flags.Flag(r.Context(), chi.URLParam(r, "key"))
+	s.answer(w, r, http.StatusOK, v, 0, err)
 }
 
 func (s *Server) putFlag(w http.ResponseWriter, r *http.Request) {
@@ -75,17 +67,8 @@ func (s *Server) putFlag(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	f, created, idx, err := s.flags.PutFlag(r.Context(), b)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeData(w, status, f)
+	v, created, idx, err := s.flags.PutFlag(r.Context(), b)
+	s.answer(w, r, createdOr(created), v, idx, err)
 }
 
 func (s *Server) patchFlag(w http.ResponseWriter, r *http.Request) {
@@ -94,23 +77,13 @@ func (s *Server) patchFlag(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	f, idx, err := s.flags.PatchFlag(r.Context(), chi.URLParam(r, "key"), b)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, f)
+	v, idx, err := s.flags.PatchFlag(r.Context(), chi.URLParam(r, "key"), b)
+	s.answer(w, r, http.StatusOK, v, idx, err)
 }
 
 func (s *Server) deleteFlag(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.flags.DeleteFlag(r.Context(), chi.URLParam(r, "key"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.answer(w, r, http.StatusNoContent, nil, idx, err)
 }
 
 // explainFlag answers the admin evaluate: {key, value, variation,
@@ -127,11 +100,7 @@ func (s *Server) explainFlag(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.flags.EvaluateFlag(r.Context(), chi.URLParam(r, "key"), attrs)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, res)
+	s.answer(w, r, http.StatusOK, res, 0, err)
 }
 
 // evaluateFlags answers the public evaluate: {data: {key: value}} for
@@ -148,11 +117,7 @@ func (s *Server) evaluateFlags(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.flags.EvaluateJSON(r.Context(), attrs, keys)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, out)
+	s.answer(w, r, http.StatusOK, out, 0, err)
 }
 
 // evalRequest reads an evaluate body: {context?, keys?} (keys only when

@@ -39,20 +39,12 @@ func (s *Server) mountJobs(r chi.Router) {
 
 func (s *Server) listCronJobs(w http.ResponseWriter, r *http.Request) {
 	list, err := s.jobs.CronJobs(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }
 
 func (s *Server) getCronJob(w http.ResponseWriter, r *http.Request) {
 	j, err := s.jobs.CronJob(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, j)
+	s.answer(w, r, http.StatusOK, j, 0, err)
 }
 
 func (s *Server) createCronJob(w http.ResponseWriter, r *http.Request) {
@@ -62,12 +54,7 @@ func (s *Server) createCronJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	j, idx, err := s.jobs.CreateCronJob(r.Context(), in)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusCreated, j)
+	s.answer(w, r, http.StatusCreated, j, idx, err)
 }
 
 func (s *Server) updateCronJob(w http.ResponseWriter, r *http.Request) {
@@ -77,12 +64,7 @@ func (s *Server) updateCronJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	j, idx, err := s.jobs.UpdateCronJob(r.Context(), chi.URLParam(r, "id"), in)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, j)
+	s.answer(w, r, http.StatusOK, j, idx, err)
 }
 
 func (s *Server) deleteCronJob(w http.ResponseWriter, r *http.Request) {
@@ -97,12 +79,7 @@ func (s *Server) deleteCronJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) runCronJob(w http.ResponseWriter, r *http.Request) {
 	run, idx, err := s.jobs.RunNow(r.Context(), chi.URLParam(r, "id"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, run)
+	s.answer(w, r, http.StatusOK, run, idx, err)
 }
 
 func (s *Server) listCronRuns(w http.ResponseWriter, r *http.Request) {
@@ -112,9 +89,5 @@ func (s *Server) listCronRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.jobs.Runs(r.Context(), chi.URLParam(r, "id"), page, perPage)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, out)
+	s.answer(w, r, http.StatusOK, out, 0, err)
 }

@@ -87,11 +87,7 @@ func (s *Server) listPushProviders(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.notify.Providers(r.Context(), reveal)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, out)
+	s.answer(w, r, http.StatusOK, out, 0, err)
 }
 
 func (s *Server) patchPushProvider(w http.ResponseWriter, r *http.Request) {
@@ -101,21 +97,12 @@ func (s *Server) patchPushProvider(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, idx, err := s.notify.PatchProvider(r.Context(), chi.URLParam(r, "name"), b)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, st)
+	s.answer(w, r, http.StatusOK, st, idx, err)
 }
 
 func (s *Server) testPushConnection(w http.ResponseWriter, r *http.Request) {
 	out, err := s.notify.TestConnection(r.Context(), chi.URLParam(r, "name"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, out)
+	s.answer(w, r, http.StatusOK, out, 0, err)
 }
 
 func (s *Server) testPush(w http.ResponseWriter, r *http.Request) {
@@ -125,9 +112,5 @@ func (s *Server) testPush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := s.notify.TestSend(r.Context(), b)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, out)
+	s.answer(w, r, http.StatusOK, out, 0, err)
 }

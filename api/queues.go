@@ -40,11 +40,7 @@ func (s *Server) mountQueues(r chi.Router) {
 
 func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) {
 	list, err := s.queues.Queues(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }
 
 func (s *Server) listQueueJobs(w http.ResponseWriter, r *http.Request) {
@@ -55,11 +51,7 @@ func (s *Server) listQueueJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	q := queue.JobQuery{State: r.URL.Query().Get("state"), Page: page, PerPage: perPage}
 	out, err := s.queues.Jobs(r.Context(), chi.URLParam(r, "queue"), q)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, out)
+	s.answer(w, r, http.StatusOK, out, 0, err)
 }
 
 // pageParams reads page and perPage (positive integers; absent: 0, the
@@ -108,19 +100,10 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getQueueJob(w http.ResponseWriter, r *http.Request) {
 	j, err := s.queues.GetJob(r.Context(), chi.URLParam(r, "queue"), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, j)
+	s.answer(w, r, http.StatusOK, j, 0, err)
 }
 
 func (s *Server) retryQueueJob(w http.ResponseWriter, r *http.Request) {
 	j, idx, err := s.queues.RetryDead(r.Context(), chi.URLParam(r, "queue"), chi.URLParam(r, "id"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, j)
+	s.answer(w, r, http.StatusOK, j, idx, err)
 }

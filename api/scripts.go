@@ -46,11 +46,7 @@ func (s *Server) listHooks(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
 	h, err := s.scripts.Hook(chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, h)
+	s.answer(w, r, http.StatusOK, h, 0, err)
 }
 
 func (s *Server) createHook(w http.ResponseWriter, r *http.Request) {
@@ -76,11 +72,7 @@ func (s *Server) listRoutes(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getRoute(w http.ResponseWriter, r *http.Request) {
 	rt, err := s.scripts.Route(chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, rt)
+	s.answer(w, r, http.StatusOK, rt, 0, err)
 }
 
 func (s *Server) createRoute(w http.ResponseWriter, r *http.Request) {

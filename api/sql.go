@@ -86,20 +86,12 @@ func (s *Server) sqlRun(w http.ResponseWriter, r *http.Request) {
 		body.Mode = sqlconsole.ModeReadonly
 	}
 	res, err := s.sql.Run(r.Context(), principal(r), body.Mode, body.SQL, body.Params, body.TimeoutMs)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, res)
+	s.answer(w, r, http.StatusOK, res, 0, err)
 }
 
 func (s *Server) sqlSandboxReset(w http.ResponseWriter, r *http.Request) {
 	info, err := s.sql.ResetSandbox(r.Context(), principal(r).ID)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, info)
+	s.answer(w, r, http.StatusOK, info, 0, err)
 }
 
 func (s *Server) sqlSchema(w http.ResponseWriter, r *http.Request) {
@@ -113,11 +105,7 @@ func (s *Server) sqlSchema(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) sqlListQueries(w http.ResponseWriter, r *http.Request) {
 	l, err := s.sql.ListQueries(r.Context(), principal(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, l)
+	s.answer(w, r, http.StatusOK, l, 0, err)
 }
 
 func (s *Server) sqlCreateQuery(w http.ResponseWriter, r *http.Request) {
@@ -127,12 +115,7 @@ func (s *Server) sqlCreateQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, idx, err := s.sql.CreateQuery(r.Context(), principal(r), b)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusCreated, q)
+	s.answer(w, r, http.StatusCreated, q, idx, err)
 }
 
 func (s *Server) sqlPatchQuery(w http.ResponseWriter, r *http.Request) {
@@ -142,12 +125,7 @@ func (s *Server) sqlPatchQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, idx, err := s.sql.PatchQuery(r.Context(), principal(r), chi.URLParam(r, "id"), b)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, q)
+	s.answer(w, r, http.StatusOK, q, idx, err)
 }
 
 func (s *Server) sqlDeleteQuery(w http.ResponseWriter, r *http.Request) {
@@ -167,9 +145,5 @@ func (s *Server) sqlRunQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.sql.RunQuery(r.Context(), principal(r), chi.URLParam(r, "id"), body.Params, body.TimeoutMs)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, res)
+	s.answer(w, r, http.StatusOK, res, 0, err)
 }

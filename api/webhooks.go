@@ -39,20 +39,12 @@ func reveal(r *http.Request) bool { return r.URL.Query().Get("reveal") == "1" }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	list, err := s.webhooks.List(r.Context(), reveal(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) {
 	wh, err := s.webhooks.Get(r.Context(), chi.URLParam(r, "id"), reveal(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, wh)
+	s.answer(w, r, http.StatusOK, wh, 0, err)
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
@@ -62,12 +54,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wh, idx, err := s.webhooks.Create(r.Context(), body)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusCreated, wh)
+	s.answer(w, r, http.StatusCreated, wh, idx, err)
 }
 
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) {
@@ -77,12 +64,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wh, idx, err := s.webhooks.Update(r.Context(), chi.URLParam(r, "id"), body)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, wh)
+	s.answer(w, r, http.StatusOK, wh, idx, err)
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
@@ -99,12 +81,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 // after its first attempt.
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) {
 	d, idx, err := s.webhooks.Test(r.Context(), chi.URLParam(r, "id"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, d)
+	s.answer(w, r, http.StatusOK, d, idx, err)
 }
 
 // webhookDeliveries answers the newest deliveries (?limit=, default 50,
@@ -132,9 +109,5 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, err := s.webhooks.Deliveries(r.Context(), chi.URLParam(r, "id"), limit, since)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }

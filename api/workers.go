@@ -33,20 +33,12 @@ func (s *Server) mountWorkers(r chi.Router) {
 
 func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) {
 	list, err := s.workers.Workers(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }
 
 func (s *Server) getWorker(w http.ResponseWriter, r *http.Request) {
 	wk, err := s.workers.Worker(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, wk)
+	s.answer(w, r, http.StatusOK, wk, 0, err)
 }
 
 func (s *Server) createWorker(w http.ResponseWriter, r *http.Request) {
@@ -56,12 +48,7 @@ func (s *Server) createWorker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wk, idx, err := s.workers.CreateWorker(r.Context(), in)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusCreated, wk)
+	s.answer(w, r, http.StatusCreated, wk, idx, err)
 }
 
 func (s *Server) updateWorker(w http.ResponseWriter, r *http.Request) {
@@ -71,12 +58,7 @@ func (s *Server) updateWorker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wk, idx, err := s.workers.UpdateWorker(r.Context(), chi.URLParam(r, "id"), in)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, wk)
+	s.answer(w, r, http.StatusOK, wk, idx, err)
 }
 
 func (s *Server) deleteWorker(w http.ResponseWriter, r *http.Request) {

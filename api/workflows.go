@@ -51,20 +51,12 @@ func (s *Server) mountWorkflows(r chi.Router) {
 
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	list, err := s.workflows.List(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, list)
+	s.answer(w, r, http.StatusOK, list, 0, err)
 }
 
 func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 	wf, err := s.workflows.Get(r.Context(), chi.URLParam(r, "name"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, wf)
+	s.answer(w, r, http.StatusOK, wf, 0, err)
 }
 
 // workflowBody is the body of a create or a change.
@@ -84,12 +76,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wf, idx, err := s.workflows.Create(r.Context(), *in.Name, *in.Code)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusCreated, wf)
+	s.answer(w, r, http.StatusCreated, wf, idx, err)
 }
 
 // missing is the details of a body that lacks the required members set
@@ -120,12 +107,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wf, idx, err := s.workflows.Update(r.Context(), name, *in.Code)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, wf)
+	s.answer(w, r, http.StatusOK, wf, idx, err)
 }
 
 func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -160,11 +142,7 @@ func (s *Server) listWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	run, err := s.workflows.GetRun(r.Context(), chi.URLParam(r, "id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, run)
+	s.answer(w, r, http.StatusOK, run, 0, err)
 }
 
 // startWorkflow answers {data: {runId}}; the body {input} may be empty.
@@ -187,12 +165,7 @@ func (s *Server) startWorkflow(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) retryWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	run, idx, err := s.workflows.Retry(r.Context(), chi.URLParam(r, "id"))
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, run)
+	s.answer(w, r, http.StatusOK, run, idx, err)
 }
 
 // emitWorkflowEvent answers {data: {woken}}: how many waiting runs
@@ -208,12 +181,7 @@ func (s *Server) emitWorkflowEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, idx, err := s.workflows.EmitEvent(r.Context(), in.Event, in.Payload, in.Key)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeData(w, http.StatusOK, res)
+	s.answer(w, r, http.StatusOK, res, idx, err)
 }
 
 // optionalJSON decodes a JSON object body into v; an empty body leaves v
