@@ -26,7 +26,8 @@ type Auditor interface {
 func (s *Server) audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions ||
-			!strings.HasPrefix(r.URL.Path, "/api/v1/admin/") {
+			!strings.HasPrefix(r.URL.Path, "/api/v1/admin/") || r.URL.Path == "/api/v1/admin/migrations/diff" {
+			// A diff is a preview (SPEC.md: previews are not recorded).
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -74,6 +75,8 @@ func auditAction(method, path string) (action, target string) {
 		return resource + "." + strings.ReplaceAll(segs[1], "-", "_"), ""
 	case resource == "collections" && len(segs) >= 3 && segs[2] == "indexes":
 		return "indexes." + verb, segs[1]
+	case resource == "migrations" && len(segs) == 2:
+		return "migrations." + segs[1], ""
 	case resource == "restore":
 		return "backup.restore", ""
 	case resource == "backups" && method == http.MethodPost:

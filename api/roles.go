@@ -34,6 +34,9 @@ var roleTable = []roleRule{
 	// leadership and snapshots are the owner's.
 	{"/api/v1/admin/cluster", engine.RoleViewer, engine.RoleOwner},
 	{"/api/v1/admin/collections", engine.RoleViewer, engine.RoleDeveloper},
+	// Schema snapshots, their diffs and applies: migrations are the
+	// developer's (SPEC.md), the snapshot read too.
+	{"/api/v1/admin/migrations", engine.RoleDeveloper, engine.RoleDeveloper},
 	// Server-side code and its queues: developers (SPEC.md); the code
 	// may hold what only they should read.
 	{"/api/v1/admin/jobs", engine.RoleDeveloper, engine.RoleDeveloper},

@@ -64,11 +64,19 @@ func nameProblem(c *schema.Collection, old *Coll, system bool) string {
 type lookupWith struct {
 	set  *schemaSet
 	self *schema.Collection
+	// pending are the collections a schema plan saves before this one
+	// (PrepareCreate, PrepareUpdate): they win over the committed set.
+	pending []*schema.Collection
 }
 
 func (l lookupWith) Collection(nameOrID string) *schema.Collection {
 	if l.self != nil && (nameOrID == l.self.ID || strings.EqualFold(nameOrID, l.self.Name)) {
 		return l.self
+	}
+	for _, p := range l.pending {
+		if nameOrID == p.ID || strings.EqualFold(nameOrID, p.Name) {
+			return p
+		}
 	}
 	return l.set.Collection(nameOrID)
 }
@@ -77,6 +85,12 @@ func (l lookupWith) Collection(nameOrID string) *schema.Collection {
 // field ids; old is the current definition for an update, or nil; system
 // is set for a module's own collection (CreateSystemCollection).
 func (sc *Schema) validateCollection(c *schema.Collection, old *Coll, system bool) *Error {
+	return sc.validateCollectionIn(c, old, system, nil)
+}
+
+// validateCollectionIn is validateCollection with the collections a
+// schema plan saves before c (relation targets resolve against them).
+func (sc *Schema) validateCollectionIn(c *schema.Collection, old *Coll, system bool, pending []*schema.Collection) *Error {
 	d := map[string]string{}
 	if msg := nameProblem(c, old, system); msg != "" {
 		d["name"] = msg
@@ -111,7 +125,7 @@ func (sc *Schema) validateCollection(c *schema.Collection, old *Coll, system boo
 		c.AuthOptions = nil
 	}
 	if c.Type != schema.TypeView {
-		sc.validateFields(c, old, d)
+		sc.validateFields(c, old, d, pending)
 	}
 	if len(d) > 0 {
 		return ValidationError(d)
@@ -119,8 +133,8 @@ func (sc *Schema) validateCollection(c *schema.Collection, old *Coll, system boo
 	return nil
 }
 
-func (sc *Schema) validateFields(c *schema.Collection, old *Coll, d map[string]string) {
-	lookup := lookupWith{set: sc.e.schema.Load(), self: c}
+func (sc *Schema) validateFields(c *schema.Collection, old *Coll, d map[string]string, pending []*schema.Collection) {
+	lookup := lookupWith{set: sc.e.schema.Load(), self: c, pending: pending}
 	seen := map[string]bool{}
 	seenID := map[string]bool{}
 	for i, f := range c.Fields {

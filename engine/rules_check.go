@@ -203,12 +203,18 @@ func ruleErrors(ci *Coll, res filter.Resolver, authField func(string) bool) map[
 // the current version for an update: its rules that are already broken
 // and sent unchanged are let through (see above).
 func (sc *Schema) checkRules(c *schema.Collection, viewCols []string, old *Coll) *Error {
+	return sc.checkRulesIn(c, viewCols, old, nil)
+}
+
+// checkRulesIn is checkRules with the collections a schema plan saves
+// before c, seen in their final form.
+func (sc *Schema) checkRulesIn(c *schema.Collection, viewCols []string, old *Coll, pending []*Coll) *Error {
 	ci, err := newCollInfo(c, viewCols)
 	if err != nil {
 		return Errorf(KindInternal, "check rules: %v", err)
 	}
 	set := sc.e.schema.Load()
-	saved := savedSchema{set: set, saving: []*Coll{ci}}
+	saved := savedSchema{set: set, saving: append([]*Coll{ci}, pending...)}
 	var was map[string]string
 	if old != nil {
 		was = ruleErrors(old, set, set.authField)

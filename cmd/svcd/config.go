@@ -34,6 +34,10 @@ type config struct {
 	logLevel   slog.Level // SVC_LOG_LEVEL
 	logFormat  string     // --log-format, SVC_LOG_FORMAT: text, json or "" (by the output)
 	noBanner   bool       // --no-banner
+	// applySnapshot (--apply-snapshot) is a schema snapshot file applied
+	// once the node is ready, in snapshotMode (--snapshot-mode).
+	applySnapshot string
+	snapshotMode  string
 	jwtSecret  string
 	encKey     string   // SVC_ENCRYPTION_KEY
 	encKeyOld  []string // SVC_ENCRYPTION_KEY_OLD, comma-separated
@@ -90,6 +94,8 @@ func serveFlagSet(c *config) *flag.FlagSet {
 	fs.BoolVar(&c.nonVoter, "non-voter", os.Getenv("SVC_NON_VOTER") == "1", "join as a non-voting read replica")
 	fs.StringVar(&c.logFormat, "log-format", os.Getenv("SVC_LOG_FORMAT"), logFlagUsage)
 	fs.BoolVar(&c.noBanner, "no-banner", false, "print no start banner (svcd cluster prints one for all its nodes)")
+	fs.StringVar(&c.applySnapshot, "apply-snapshot", "", "schema snapshot `FILE` to apply through the log once the node is ready (docs/operations.md#migrations)")
+	fs.StringVar(&c.snapshotMode, "snapshot-mode", "additive", "how --apply-snapshot applies: `MODE` additive (create and extend) or sync (also change and drop)")
 	return fs
 }
 
@@ -115,6 +121,8 @@ func parseServeFlags(args []string) (*config, error) {
 		return nil, errors.New("serve: --gossip-addr needs --raft-addr")
 	case c.join != "" && c.bootstrap:
 		return nil, errors.New("serve: --bootstrap forms a new cluster; --join joins one: give one of them")
+	case c.snapshotMode != "additive" && c.snapshotMode != "sync":
+		return nil, usageErrorf("--snapshot-mode: %q is not additive or sync", c.snapshotMode)
 	}
 	lo, err := logEnv(slog.LevelInfo)
 	if err != nil {

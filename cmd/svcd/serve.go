@@ -27,6 +27,10 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
+	snap, snapMode, err := readBootSnapshot(cfg) // apply_snapshot.go
+	if err != nil {
+		return err
+	}
 	// Every line names the node that wrote it (svcd cluster runs several
 	// on one output).
 	id, err := serveNodeID(cfg)
@@ -92,6 +96,13 @@ func runServe(args []string) error {
 	cancel()
 	if !cfg.noBanner {
 		serveBanner(cfg, st, ln.Addr().String(), readyErr).print(os.Stderr, log, logOptions{format: cfg.logFormat}.resolve(os.Stderr).format)
+	}
+	if snap != nil {
+		if err := applyBootSnapshot(st, snap, snapMode, cfg.applySnapshot, log); err != nil {
+			hs.Close()
+			sock.Close()
+			return errors.Join(err, st.Close())
+		}
 	}
 
 	sigc := make(chan os.Signal, 1)

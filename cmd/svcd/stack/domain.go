@@ -12,6 +12,7 @@ import (
 	"svcd/engine/flags"
 	"svcd/engine/history"
 	"svcd/engine/jsvm"
+	"svcd/engine/migrations"
 	"svcd/engine/notify"
 	"svcd/engine/queue"
 	"svcd/engine/search"
@@ -60,6 +61,8 @@ type Domain struct {
 	// SQL is the admins' SQL console: read-only runs on this replica,
 	// sandboxes, saved queries, and writes through the log.
 	SQL *sqlconsole.Console
+	// Migrations takes, diffs and applies schema snapshots.
+	Migrations *migrations.Migrations
 }
 
 // DomainOptions configure the core and its modules.
@@ -136,6 +139,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	if d.Backups, err = backup.New(eng, opts.Backup); err != nil {
 		return nil, err
 	}
+	d.Migrations = migrations.New(eng)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
