@@ -38,12 +38,12 @@ type config struct {
 	// once the node is ready, in snapshotMode (--snapshot-mode).
 	applySnapshot string
 	snapshotMode  string
-	jwtSecret  string
-	encKey     string   // SVC_ENCRYPTION_KEY
-	encKeyOld  []string // SVC_ENCRYPTION_KEY_OLD, comma-separated
-	setupKey   string
-	rateLimit  bool   // SVC_RATE_ENABLED, on unless "0"
-	proxies    string // SVC_TRUSTED_PROXIES
+	jwtSecret     string
+	encKey        string   // SVC_ENCRYPTION_KEY
+	encKeyOld     []string // SVC_ENCRYPTION_KEY_OLD, comma-separated
+	setupKey      string
+	rateLimit     bool   // SVC_RATE_ENABLED, on unless "0"
+	proxies       string // SVC_TRUSTED_PROXIES
 	// bodyMinRate (SVC_BODY_MIN_RATE, bytes/s, 0 = off) and bodyGrace
 	// (SVC_BODY_GRACE): how slowly a request body may arrive.
 	bodyMinRate int64
