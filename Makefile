@@ -56,6 +56,7 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzIsNumericString$$' -fuzztime $(FUZZTIME) ./engine/schema
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzDefinition$$' -fuzztime $(FUZZTIME) ./engine/schema
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSnapshotDecode$$' -fuzztime $(FUZZTIME) ./engine/migrations
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCSVCell$$' -fuzztime $(FUZZTIME) ./engine/csv
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzImportChunkBinary$$' -fuzztime $(FUZZTIME) ./engine/csv
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBinary$$' -fuzztime $(FUZZTIME) ./engine
