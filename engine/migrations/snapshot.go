@@ -142,8 +142,6 @@ func fromSchema(c *schema.Collection, names map[string]string) Collection {
 // definition is the collection's JSON definition as the core's schema
 // plan takes it (no indexes).
 func (c Collection) definition() []byte {
-	d := c
-	d.Indexes = nil
 	type def struct {
 		Name           string              `json:"name"`
 		Type           string              `json:"type"`
@@ -156,6 +154,6 @@ func (c Collection) definition() []byte {
 		ViewQuery      string              `json:"view_query"`
 		AuthOptions    *schema.AuthOptions `json:"auth_options,omitempty"`
 	}
-	b, _ := json.Marshal(def{d.Name, d.Type, d.Fields, d.ViewRule, d.CreateRule, d.UpdateRule, d.DeleteRule, d.HistoryEnabled, d.ViewQuery, d.AuthOptions})
+	b, _ := json.Marshal(def{c.Name, c.Type, c.Fields, c.ViewRule, c.CreateRule, c.UpdateRule, c.DeleteRule, c.HistoryEnabled, c.ViewQuery, c.AuthOptions})
 	return b
 }
