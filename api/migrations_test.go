@@ -169,6 +169,12 @@ func TestMigrationsScenarios(t *testing.T) {
 			ExpectedContent: []string{`unknown field`},
 		},
 		{
+			Name: "module-owned svc_ collections are not part of a snapshot", Method: http.MethodPost, URL: diffURL, Admin: true,
+			Body: map[string]any{"snapshot": map[string]any{"version": 1, "collections": []any{coll("svc_inbox", "base", nil)}}, "mode": "sync"},
+			ExpectedStatus:  http.StatusUnprocessableEntity,
+			ExpectedContent: []string{`"snapshot.collections.0.name":"svc_ collections belong to the node's modules`},
+		},
+		{
 			Name: "a mode other than additive or sync is refused", Method: http.MethodPost, URL: diffURL, Admin: true,
 			Body: map[string]any{"snapshot": snap, "mode": "everything"}, ExpectedStatus: http.StatusUnprocessableEntity,
 			ExpectedContent: []string{`"mode":"must be additive or sync"`},

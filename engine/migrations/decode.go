@@ -71,6 +71,8 @@ func (s *Snapshot) check() error {
 			d[key+".name"] = "cannot be blank"
 		case seen[lower]:
 			d[key+".name"] = "appears twice"
+		case moduleOwned(c.Name):
+			d[key+".name"] = "svc_ collections belong to the node's modules and are not part of a snapshot"
 		}
 		seen[lower] = true
 		switch c.Type {

@@ -9,7 +9,9 @@
 // collection: ids are local to an instance and a snapshot carries none
 // (a relation names its target collection). So a snapshot taken on one
 // node applies to any other, and applying it twice changes nothing the
-// second time (the diff is empty).
+// second time (the diff is empty). The collections modules create for
+// themselves (svc_..., engine/notify's) are left out: each node's modules
+// own them.
 //
 // An apply is one command (145) carrying the whole plan, built by the
 // core (engine.SchemaPlan: the same create, update, delete and index

@@ -83,6 +83,9 @@ func Take(colls []*schema.Collection, schemaVersion int64, indexes func(coll str
 	}
 	out := &Snapshot{Version: FormatVersion, SchemaVersion: schemaVersion, Collections: []Collection{}}
 	for _, c := range colls {
+		if moduleOwned(c.Name) {
+			continue
+		}
 		sc := fromSchema(c, names)
 		if c.Type != schema.TypeView {
 			ixs, err := indexes(c.Name)
@@ -101,6 +104,11 @@ func Take(colls []*schema.Collection, schemaVersion int64, indexes func(coll str
 	})
 	return out, nil
 }
+
+// moduleOwned reports whether a collection is one a module creates for
+// itself (svc_..., engine/notify's): each node's modules create them, so
+// a snapshot neither carries them nor, in sync, drops them.
+func moduleOwned(name string) bool { return strings.HasPrefix(strings.ToLower(name), "svc_") }
 
 func sortIndexes(ixs []Index) {
 	slices.SortFunc(ixs, func(a, b Index) int {
