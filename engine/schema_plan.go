@@ -260,8 +260,11 @@ func (sc *Schema) ApplyPlan(tx *fsm.Tx, expect map[string]int64, steps []SchemaS
 
 // stepError names the failed step in a domain error's details.
 func stepError(i int, err error) error {
+	if errors.Is(err, ErrSchemaMoved) {
+		return err // as it is: the proposer plans again
+	}
 	de := AsError(err)
-	if de == nil || errors.Is(err, ErrSchemaMoved) {
+	if de == nil {
 		return fmt.Errorf("step %d: %w", i, err)
 	}
 	out := *de
