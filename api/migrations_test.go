@@ -170,7 +170,7 @@ func TestMigrationsScenarios(t *testing.T) {
 		},
 		{
 			Name: "module-owned svc_ collections are not part of a snapshot", Method: http.MethodPost, URL: diffURL, Admin: true,
-			Body: map[string]any{"snapshot": map[string]any{"version": 1, "collections": []any{coll("svc_inbox", "base", nil)}}, "mode": "sync"},
+			Body:            map[string]any{"snapshot": map[string]any{"version": 1, "collections": []any{coll("svc_inbox", "base", nil)}}, "mode": "sync"},
 			ExpectedStatus:  http.StatusUnprocessableEntity,
 			ExpectedContent: []string{`"snapshot.collections.0.name":"svc_ collections belong to the node's modules`},
 		},
