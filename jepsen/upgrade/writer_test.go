@@ -130,7 +130,7 @@ func (w *writers) run(ctx context.Context, id int) {
 // refused connections and lost answers on the next node. It reports
 // whether the write was acknowledged (false: a failure, recorded). A
 // write begun is settled even when the writers are being stopped.
-func (w *writers) write( next *int, method, path, rec string, body any) bool {
+func (w *writers) write(next *int, method, path, rec string, body any) bool {
 	deadline := time.Now().Add(writeDeadline)
 	retried := false
 	for {
