@@ -50,7 +50,7 @@ func toDomain(err error) (*engine.Error, bool) {
 		return &engine.Error{Kind: engine.KindUnavailable, Message: "No leader is available; retry shortly", RetryAfter: 1}, false
 	case errors.Is(err, cluster.ErrDiskFull):
 		return &engine.Error{Kind: engine.KindInsufficientStorage, Message: diskMessage(err), RetryAfter: 5}, false
-	case errors.Is(err, cluster.ErrStalled):
+	case errors.Is(err, cluster.ErrStalled), errors.Is(err, cluster.ErrUnknownToLeader):
 		return &engine.Error{Kind: engine.KindUnavailable, Message: err.Error(), RetryAfter: 5}, false
 	case errors.Is(err, cluster.ErrIndeterminate):
 		return &engine.Error{Kind: engine.KindUnavailable, Message: "Leadership changed; the write may or may not have been applied", RetryAfter: 1}, false

@@ -68,6 +68,7 @@ func TestWriteErrorMapping(t *testing.T) {
 		{cluster.ErrNoLeader, 503, "1", "", "No leader"},
 		{fmt.Errorf("wrapped: %w", cluster.ErrShutdown), 503, "1", "", "No leader"},
 		{cluster.ErrIndeterminate, 503, "1", "", "may or may not"},
+		{fmt.Errorf("leader n1 runs an older version: %w", cluster.ErrUnknownToLeader), 503, "5", "", "older version"},
 		{context.DeadlineExceeded, 503, "1", "", "timed out"},
 		{context.Canceled, 503, "1", "", "timed out"},
 		{errors.New("disk on fire: /secret/path"), 500, "", "", "Something went wrong"},

@@ -136,6 +136,9 @@ func failureErr(s string) error {
 	if msg, ok := strings.CutPrefix(s, "stalled:"); ok {
 		return &relayedError{msg: msg, cause: ErrStalled}
 	}
+	if msg, ok := strings.CutPrefix(s, failUnknown); ok {
+		return &relayedError{msg: msg, cause: ErrUnknownToLeader}
+	}
 	return errors.New("cluster: leader: " + s)
 }
 
@@ -221,6 +224,9 @@ func (n *Node) leaderApply(data []byte) rpcReply {
 	cmd, err := fsm.Decode(data)
 	if err != nil {
 		return rpcReply{Failure: err.Error()}
+	}
+	if f := n.refuseUnknown(cmd); f != "" {
+		return rpcReply{Failure: f}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*n.cfg.LeaderWait)
 	defer cancel()

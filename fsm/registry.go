@@ -38,6 +38,16 @@ func (r *Registry) lookup(t Type) (Handler, bool) {
 	return h, ok
 }
 
+// Knows reports whether this binary can apply cmd: its type is registered,
+// or it carries FlagIgnoreUnknown. A leader asks before it proposes a
+// command a follower forwarded: a newer follower may send a type this
+// binary does not know, which would stop this replica (rolling upgrades,
+// docs/operations.md).
+func (r *Registry) Knows(cmd Command) bool {
+	_, ok := r.handlers[cmd.Type]
+	return ok || cmd.Flags&FlagIgnoreUnknown != 0
+}
+
 // Name returns the registered name of t, for logs.
 func (r *Registry) Name(t Type) string {
 	if n, ok := r.names[t]; ok {

@@ -145,6 +145,9 @@ func (s *Store) Path() string { return s.opts.Path }
 // Registry returns the handler table.
 func (s *Store) Registry() *Registry { return s.opts.Registry }
 
+// Knows reports whether this store's registry can apply cmd (Registry.Knows).
+func (s *Store) Knows(cmd Command) bool { return s.opts.Registry.Knows(cmd) }
+
 // Close closes the database. Applies after Close fail.
 func (s *Store) Close() error {
 	s.Interrupt()
