@@ -67,6 +67,7 @@ func runServe(args []string) error {
 	opts.RateLimit, opts.TrustedProxies = cfg.rateLimit, cfg.proxies
 	opts.BodyMinRate, opts.BodyGrace = cfg.bodyMinRate, cfg.bodyGrace
 	opts.MCP.Info.Version = readBuildInfo().Version
+	opts.Version, opts.PublicDir, opts.PublicSPA = readBuildInfo().Version, cfg.publicDir, cfg.publicSPA
 	srv := api.New(opts)
 	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {
