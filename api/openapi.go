@@ -44,8 +44,12 @@ func (s *Server) openAPIDocument(p engine.Principal) obj {
 	s.routeOperations(paths, tagSet)
 	schemas := baseSchemas()
 	cols, withHidden := visibleCollections(p, s.colls.Collections())
+	visible := make(map[string]string, len(cols))
 	for _, c := range cols {
-		rec, in := recordSchemas(c, withHidden)
+		visible[c.ID], visible[c.Name] = c.Name, c.Name
+	}
+	for _, c := range cols {
+		rec, in := recordSchemas(c, withHidden, visible)
 		schemas["record_"+c.Name], schemas["record_"+c.Name+"_input"] = rec, in
 		recordOperations(paths, c, p.IsAdmin())
 		tagSet["records: "+c.Name] = true

@@ -7,15 +7,21 @@ import (
 
 // visibleCollections decides which collections the document describes to
 // the caller, and whether hidden fields are named:
-//   - an admin (any role; a viewer already reads every definition under
-//     /admin/collections) gets every collection, hidden fields included;
+//   - an admin session (any role: a viewer already reads every definition
+//     under /admin/collections) gets every collection, hidden fields
+//     included; an API token gets the collections its scopes reach;
 //   - a signed-in user gets the collections with at least one rule that
 //     is not admin-only (a filter rule may admit them);
 //   - an anonymous caller gets only the collections with a rule open to
 //     everyone ("").
 func visibleCollections(p engine.Principal, all []*schema.Collection) (cols []*schema.Collection, withHidden bool) {
 	if p.IsAdmin() {
-		return all, true
+		for _, c := range all {
+			if p.HasAdminScope() || p.HasScope(c.Name, false) || p.HasScope(c.Name, true) {
+				cols = append(cols, c)
+			}
+		}
+		return cols, true
 	}
 	for _, c := range all {
 		for _, rule := range recordRules(c) {

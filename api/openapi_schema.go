@@ -13,8 +13,10 @@ type obj = map[string]any
 
 // recordSchemas returns the components for one collection's records: the
 // record as the API answers it, and the body a create or update sends
-// (input). Hidden fields are left out unless withHidden (admins see them).
-func recordSchemas(c *schema.Collection, withHidden bool) (record, input obj) {
+// (input). Hidden fields are left out unless withHidden (admins see them);
+// names maps the ids of the collections the caller may see to their names
+// (a relation to another collection says only "another collection").
+func recordSchemas(c *schema.Collection, withHidden bool, names map[string]string) (record, input obj) {
 	props := obj{
 		"id":             obj{"type": "string", "readOnly": true},
 		"collectionId":   obj{"type": "string", "readOnly": true},
@@ -35,7 +37,7 @@ func recordSchemas(c *schema.Collection, withHidden bool) (record, input obj) {
 		if f.Hidden && !withHidden {
 			continue
 		}
-		s := fieldSchema(f)
+		s := fieldSchema(f, names)
 		if f.Type != "password" {
 			props[f.Name] = s
 		}
@@ -58,7 +60,7 @@ func recordSchemas(c *schema.Collection, withHidden bool) (record, input obj) {
 }
 
 // fieldSchema maps one field's type and options to a JSON schema.
-func fieldSchema(f *schema.Field) obj {
+func fieldSchema(f *schema.Field, names map[string]string) obj {
 	var s obj
 	switch f.Type {
 	case "text", "editor":
@@ -100,7 +102,11 @@ func fieldSchema(f *schema.Field) obj {
 			"lat": obj{"type": "number", "minimum": -90, "maximum": 90},
 		}}
 	case "relation":
-		s = obj{"type": "string", "description": "id of a record of collection " + f.Collection}
+		target := "another collection"
+		if name, ok := names[f.Collection]; ok {
+			target = "collection " + name
+		}
+		s = obj{"type": "string", "description": "id of a record of " + target}
 	case "file":
 		s = obj{"type": "string", "description": "file name; upload through /api/v1/files/{collection}/{recordId}/{field}"}
 	case "vector":

@@ -123,7 +123,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		if score := props["score"].Value; !score.Type.Is("integer") || score.Max == nil || *score.Max != 10 {
 			t.Errorf("score %+v", score)
 		}
-		if author := props["author"].Value; !strings.Contains(author.Description, "collection") {
+		if author := props["author"].Value; author.Description != "id of a record of collection users" {
 			t.Errorf("author %+v", author)
 		}
 		if cover := props["cover"].Value; !strings.Contains(cover.Description, "/api/v1/files/") {
