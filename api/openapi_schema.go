@@ -123,7 +123,7 @@ func fieldSchema(f *schema.Field, names map[string]string) obj {
 			s["maxItems"] = f.MaxSelect
 		}
 	}
-	if !f.Required && f.Type != "bool" && f.Type != "autodate" {
+	if _, typed := s["type"]; typed && !f.Required && f.Type != "bool" && f.Type != "autodate" {
 		s["nullable"] = true
 	}
 	return s
