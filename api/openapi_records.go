@@ -100,6 +100,18 @@ func recordOperations(paths obj, c *schema.Collection, admin bool) {
 			item["delete"] = op("delete", base+"/{id}", "Delete a "+c.Name+" record", idParam, nil, nil)
 		}
 	}
+	if c.HistoryEnabled && (admin || c.ViewRule != nil) {
+		// docs/history.md: reading follows the view rule; restoring is
+		// for admins (editor or above).
+		paths[base+"/{id}/history"] = obj{"get": op("get", base+"/{id}/history", "History of a "+c.Name+" record",
+			append(idParam, queryParam("page", "page number"), queryParam("perPage", "entries per page")), nil,
+			dataOf(obj{"type": "object", "additionalProperties": true}))}
+		if admin {
+			paths[base+"/{id}/restore"] = obj{"post": op("post", base+"/{id}/restore", "Restore a "+c.Name+" record as it was at a time",
+				append(idParam, obj{"name": "at", "in": "query", "required": true, "description": "unix seconds", "schema": obj{"type": "integer"}}), nil,
+				dataOf(ref(rec)))}
+		}
+	}
 	if len(list) > 0 {
 		paths[base] = list
 	}

@@ -46,7 +46,7 @@ func openapiFixture(t *testing.T, s *apitest.Server) {
 		f("author", "relation", "collection", "users"),
 		f("cover", "file"),
 		f("internal_note", "text", "hidden", true),
-	}, "view_rule", "", "update_rule", "@request.auth.id != ''"))
+	}, "view_rule", "", "update_rule", "@request.auth.id != ''", "history_enabled", true))
 	s.CreateCollection(t, coll("vault", "base", []map[string]any{f("secret", "text")}))
 	s.CreateCollection(t, coll("notes", "base", []map[string]any{f("body", "text")},
 		"view_rule", "@request.auth.id != ''", "create_rule", "@request.auth.id != ''"))
@@ -102,6 +102,12 @@ func TestOpenAPIDocument(t *testing.T) {
 		item := doc.Paths.Find("/api/v1/posts/{id}")
 		if item == nil || item.Get == nil || item.Patch == nil || item.Delete != nil {
 			t.Fatalf("posts item operations: %+v", item)
+		}
+		if h := doc.Paths.Find("/api/v1/posts/{id}/history"); h == nil || h.Get == nil {
+			t.Error("history of posts not listed")
+		}
+		if doc.Paths.Find("/api/v1/posts/{id}/restore") != nil {
+			t.Error("restore listed for an anonymous caller")
 		}
 		rec := doc.Components.Schemas["record_posts"]
 		if rec == nil {
@@ -164,6 +170,9 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 		if doc.Components.Schemas["record_posts"].Value.Properties["internal_note"] == nil {
 			t.Error("hidden field not shown to an admin")
+		}
+		if p := doc.Paths.Find("/api/v1/posts/{id}/restore"); p == nil || p.Post == nil {
+			t.Error("restore of posts not listed for an admin")
 		}
 		if p := doc.Paths.Find("/api/v1/vault"); p == nil || p.Post == nil {
 			t.Error("vault create not listed for an admin")
