@@ -148,6 +148,7 @@ func matrixPaths() []mpath {
 		{name: "passkeys", all: pathPasskeys},
 		{name: "sql", run: pathSQL},
 		{name: "mcp", all: pathMCP},
+		{name: "openapi", run: pathOpenAPI},
 	}
 }
 
@@ -533,6 +534,57 @@ func pathETag(t *testing.T, x *matrix, c mcaller) {
 			case !c.mayView(coll, rec) && (st == http.StatusNotModified || hdr.Get("ETag") != ""):
 				t.Errorf("LEAK %s via etag: %s/%s answered %d with ETag %q", c.name, coll, rec, st, hdr.Get("ETag"))
 			}
+		}
+	}
+}
+
+// pathOpenAPI: the OpenAPI document (public) names collections and their
+// fields, never values. A caller learns the schema of a collection only
+// when it could reach it: admins every one, a token what its scopes reach,
+// a user those with a rule that is not admin-only, an anonymous caller
+// those with a rule open to everyone; hidden fields only when the caller
+// reads them (an admin, or a token reaching the collection).
+func pathOpenAPI(t *testing.T, x *matrix, c mcaller) {
+	st, body, _ := x.get(t, c, "GET", "/api/v1/openapi.json", nil, nil)
+	if st != http.StatusOK {
+		t.Fatalf("%s: openapi.json: %d %s", c.name, st, body)
+	}
+	x.leaks(t, c, "openapi.json", body)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's rules (matrixSchema): vault is admin-only; owned's
+	// only rule is a filter on the signed-in user.
+	mayKnow := func(coll string) bool {
+		switch c.kind {
+		case kindAdmin:
+			return true
+		case kindToken:
+			return c.reaches(coll)
+		case kindUser:
+			return coll != "vault"
+		}
+		return coll != "vault" && coll != "owned"
+	}
+	for _, coll := range matrixCollections() {
+		rec, shown := doc.Components.Schemas["record_"+coll]
+		if shown != mayKnow(coll) {
+			t.Errorf("%s: schema of %s shown %v, want %v", c.name, coll, shown, mayKnow(coll))
+		}
+		for _, h := range hiddenFields[coll] {
+			if _, named := rec.Properties[h]; named && !(c.kind == kindAdmin || c.full(coll)) {
+				t.Errorf("LEAK %s via openapi: hidden field %s.%s named", c.name, coll, h)
+			}
+		}
+		if strings.Contains(string(body), `"id of a record of collection vault"`) && !mayKnow("vault") {
+			t.Errorf("LEAK %s via openapi: a relation names vault", c.name)
 		}
 	}
 }

@@ -95,6 +95,13 @@ type Options struct {
 	// (0: 25 s).
 	SSEKeepAlive time.Duration
 	BodyGrace    time.Duration
+	// PublicDir, when set, is served at / (SVC_PUBLIC_DIR); PublicSPA
+	// answers index.html for unmatched pages (SVC_PUBLIC_SPA).
+	PublicDir string
+	PublicSPA bool
+	// Version is the build's version (the OpenAPI document's info.version;
+	// "dev" when empty).
+	Version string
 }
 
 // Server is the HTTP front of one node.
@@ -155,6 +162,10 @@ type Server struct {
 	// mcp answers the agent protocol; mcpSessions signs its session ids.
 	mcp         AgentProtocol
 	mcpSessions *mcpSessions
+	// version: Options.Version.
+	version string
+	// site serves Options.PublicDir (nil: off).
+	site *publicSite
 }
 
 // bodyLimits resolves Options.BodyMinRate and Options.BodyGrace.
@@ -194,6 +205,15 @@ func New(opts Options) *Server {
 		s.sseKeepAlive = defaultSSEKeepAlive
 	}
 	s.budget = &bodyBudget{}
+	s.version = opts.Version
+	if s.version == "" {
+		s.version = "dev"
+	}
+	site, err := newPublicSite(opts.PublicDir, opts.PublicSPA)
+	if err != nil {
+		opts.Logger.Error("public directory not served", "dir", opts.PublicDir, "err", err)
+	}
+	s.site = site
 	mo := opts.MCP
 	mo.Backend, mo.Catalog = mcpBackend{s}, opts.Collections
 	if mo.Logger == nil {
@@ -248,6 +268,7 @@ func New(opts Options) *Server {
 			r.Use(s.authenticate)
 			s.mountFlagsPublic(r)
 			s.mountNotificationDevices(r)
+			s.mountOpenAPI(r)
 		})
 		r.Group(func(r chi.Router) {
 			// The agent protocol: API tokens with mcp:* scopes; each tool
@@ -281,6 +302,9 @@ func New(opts Options) *Server {
 		s.mountLegacyRecords(r)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		if s.site.claims(r) && s.site.serve(w, r) {
+			return
+		}
 		s.writeError(w, r, errRouteNotFound)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {

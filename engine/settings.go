@@ -75,6 +75,7 @@ func (e *Engine) registerCoreSettings() {
 		"metrics.enabled", "0",
 		"otel.service_name", "svc",
 		"update_check.enabled", "1",
+		"update_check.url", "",
 		"http.max_body_bytes", "16777216",
 		"http.anonymous_body_budget_bytes", "67108864",
 	)...)

@@ -56,6 +56,9 @@ type Options struct {
 	BodyGrace   time.Duration
 	// SSEKeepAlive is api.Options' (0: the default).
 	SSEKeepAlive time.Duration
+	// PublicDir and PublicSPA are api.Options' (SVC_PUBLIC_DIR, SVC_PUBLIC_SPA).
+	PublicDir string
+	PublicSPA bool
 	// Clock is the node's wall clock (stack.Config.Clock; nil: time.Now),
 	// usually a Clock's Now.
 	Clock func() time.Time
@@ -153,6 +156,7 @@ func serve(t testing.TB, st *stack.Stack, dir string, ln net.Listener, logger *s
 	}
 	o.SetupKey, o.ClusterKey, o.BodyMinRate, o.BodyGrace = opts.SetupKey, opts.ClusterKey, opts.BodyMinRate, opts.BodyGrace
 	o.SSEKeepAlive = opts.SSEKeepAlive
+	o.PublicDir, o.PublicSPA = opts.PublicDir, opts.PublicSPA
 	handler := api.New(o)
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})

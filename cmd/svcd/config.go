@@ -48,6 +48,10 @@ type config struct {
 	// (SVC_BODY_GRACE): how slowly a request body may arrive.
 	bodyMinRate int64
 	bodyGrace   time.Duration
+	// publicDir (SVC_PUBLIC_DIR) is served at /; publicSPA
+	// (SVC_PUBLIC_SPA=1) answers its index.html for unmatched pages.
+	publicDir string
+	publicSPA bool
 
 	snapshotThreshold uint64
 	snapshotInterval  time.Duration
@@ -133,6 +137,9 @@ func parseServeFlags(args []string) (*config, error) {
 	c.encKey, c.encKeyOld = encryptionKeys()
 	c.setupKey = os.Getenv("SVC_SETUP_KEY")
 	c.rateLimit, c.proxies = os.Getenv("SVC_RATE_ENABLED") != "0", os.Getenv("SVC_TRUSTED_PROXIES")
+	if c.publicDir, c.publicSPA, err = publicDirEnv(); err != nil {
+		return nil, err
+	}
 	if c.snapshotThreshold, err = envUint("SVC_RAFT_SNAPSHOT_THRESHOLD"); err != nil {
 		return nil, err
 	}
@@ -235,4 +242,31 @@ func encryptionKeys() (current string, old []string) {
 		}
 	}
 	return strings.TrimSpace(os.Getenv("SVC_ENCRYPTION_KEY")), old
+}
+
+// publicDirEnv reads SVC_PUBLIC_DIR (a folder that must exist) and
+// SVC_PUBLIC_SPA (1 or 0).
+func publicDirEnv() (dir string, spa bool, err error) {
+	dir = strings.TrimSpace(os.Getenv("SVC_PUBLIC_DIR"))
+	switch v := strings.TrimSpace(os.Getenv("SVC_PUBLIC_SPA")); v {
+	case "", "0":
+	case "1":
+		spa = true
+	default:
+		return "", false, fmt.Errorf("SVC_PUBLIC_SPA: want 1 or 0, got %q", v)
+	}
+	if dir == "" {
+		if spa {
+			return "", false, errors.New("SVC_PUBLIC_SPA=1 needs SVC_PUBLIC_DIR")
+		}
+		return "", false, nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", false, fmt.Errorf("SVC_PUBLIC_DIR: %w", err)
+	}
+	if !st.IsDir() {
+		return "", false, fmt.Errorf("SVC_PUBLIC_DIR: %s is not a folder", dir)
+	}
+	return dir, spa, nil
 }

@@ -71,6 +71,7 @@ func runServe(args []string) error {
 	opts.RateLimit, opts.TrustedProxies = cfg.rateLimit, cfg.proxies
 	opts.BodyMinRate, opts.BodyGrace = cfg.bodyMinRate, cfg.bodyGrace
 	opts.MCP.Info.Version = readBuildInfo().Version
+	opts.Version, opts.PublicDir, opts.PublicSPA = readBuildInfo().Version, cfg.publicDir, cfg.publicSPA
 	srv := api.New(opts)
 	ln, err := listenHTTP(cfg.httpAddr, cfg.reusePort)
 	if err != nil {
@@ -90,6 +91,11 @@ func runServe(args []string) error {
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// The update check only logs; it starts after the node serves and
+	// never holds the start-up or the shutdown.
+	uctx, ucancel := context.WithCancel(context.Background())
+	defer ucancel()
+	go newUpdateChecker(st.Engine.Setting, readBuildInfo().Version, log).run(uctx)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	readyErr := st.WaitReady(ctx)
@@ -114,6 +120,7 @@ func runServe(args []string) error {
 		log.Error("HTTP server stopped", "err", err)
 	}
 	signal.Stop(sigc)
+	ucancel()
 	dctx, dcancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer dcancel()
 	herr := hs.Shutdown(dctx)
