@@ -11,6 +11,7 @@ export async function clusterPage() {
   const table = h("div", { class: "table-wrap" });
   const err = alertBox();
   const transfer = h("div", {});
+  const outcome = h("p", { role: "status", class: "status" });
   let last = null;
 
   const draw = (c) => {
@@ -24,7 +25,7 @@ export async function clusterPage() {
         h("td", {}, m.id), h("td", {}, m.id === c.leader_id ? "leader" : m.suffrage === "voter" ? "follower" : "replica"),
         h("td", {}, h("span", { class: "status-" + m.status }, m.status)), h("td", {}, m.region || ""),
         h("td", {}, m.suffrage), h("td", {}, String(m.applied_index)), h("td", {}, String(m.lag)),
-        h("td", {}, m.id === c.node_id ? "self" : m.last_contact_ms >= 0 ? m.last_contact_ms + " ms" : ""),
+        h("td", {}, m.id === c.node_id ? "self" : m.http_addr ? m.last_contact_ms + " ms" : "no answer"),
         h("td", {}, m.http_addr || ""))))));
     const targets = members.filter((m) => m.suffrage === "voter" && m.id !== c.leader_id && m.status === "alive").map((m) => m.id);
     const key = targets.join(",") + "|" + c.leader_id;
@@ -41,14 +42,15 @@ export async function clusterPage() {
         e.target.disabled = true;
         const r = await call("POST", "/api/v1/admin/cluster/leadership", { id: to.value });
         if (!r.ok) err.set(describeError(r)); else err.set("");
+        outcome.textContent = r.ok ? "Leadership moved to " + r.data.leader_id + "." : "";
         last = null;
         mount(box, h("button", { type: "button", onclick: ask }, "Transfer leadership"));
-        if (r.ok) mount(box, h("p", { role: "status" }, "Leadership moved to " + r.data.leader_id + "."), h("button", { type: "button", onclick: ask }, "Transfer leadership"));
         poll();
       } }, "Confirm transfer"),
       h("button", { type: "button", onclick: () => mount(box, h("button", { type: "button", onclick: ask }, "Transfer leadership")) }, "Cancel"));
     mount(box, h("button", { type: "button", onclick: ask }, "Transfer leadership"));
     mount(transfer, h("h2", {}, "Leadership"), field("New leader", to), box);
+    to.addEventListener("change", () => mount(box, h("button", { type: "button", onclick: ask }, "Transfer leadership")));
   };
 
   let stopped = false;
@@ -62,7 +64,7 @@ export async function clusterPage() {
   };
   await poll();
   return {
-    node: h("section", {}, h("h1", {}, "Cluster"), summary, err, table, transfer),
+    node: h("section", {}, h("h1", {}, "Cluster"), summary, err, table, transfer, outcome),
     cleanup: () => { stopped = true; clearTimeout(timer); },
   };
 }
