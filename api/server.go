@@ -204,7 +204,9 @@ func New(opts Options) *Server {
 	r.Post("/_/join", s.join)
 	// The dashboard takes what is left under /_/: chi matches the probes'
 	// and /_/join's static paths before this catch-all.
-	dash := dashboard.Handler()
+	dash := dashboard.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errRouteNotFound)
+	}))
 	r.Get(dashboard.Prefix, dash.ServeHTTP)
 	r.Get(dashboard.Prefix+"*", dash.ServeHTTP)
 	s.mountRealtime(r)

@@ -28,16 +28,24 @@ const Prefix = "/_/"
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Handler serves the dashboard. A path under Prefix that names an
-// embedded file (assets/...) gets the file; any other path gets index.html,
-// so that the page's own routes (/_/collections/posts) survive a reload.
-// It is mounted below the probes: a router that serves /_/health and the
-// like matches those first.
-func Handler() http.Handler {
+// Assets is the embedded tree as served under Prefix+"assets/" (the
+// page itself is index.html).
+func Assets() fs.FS {
 	sub, err := fs.Sub(embedded, "assets")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
+	return sub
+}
+
+// Handler serves the dashboard. A path under Prefix that names an
+// embedded file (assets/...) gets the file; any other path gets index.html,
+// so that the page's own routes (/_/collections/posts) survive a reload.
+// It is mounted below the probes: a router that serves /_/health and the
+// like matches those first. notFound answers a missing asset (the API's
+// error envelope).
+func Handler(notFound http.Handler) http.Handler {
+	sub := Assets()
 	files := http.FileServer(http.FS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setHeaders(w.Header())
@@ -51,7 +59,7 @@ func Handler() http.Handler {
 				files.ServeHTTP(w, r2)
 				return
 			}
-			http.Error(w, "404 page not found", http.StatusNotFound)
+			notFound.ServeHTTP(w, r)
 			return
 		}
 		index, err := fs.ReadFile(sub, "index.html")
