@@ -23,7 +23,6 @@ func TestDashboardBrowser(t *testing.T) {
 	// First run: the node has no admin, the page offers to create one.
 	p.waitFor("the setup form", `document.querySelector("h1") && document.querySelector("h1").textContent === "Create the first admin"`, 15*time.Second)
 	p.checkNamed("setup")
-	p.shot("dashboard-setup")
 	p.signIn(apitest.AdminEmail, apitest.AdminPassword)
 	if role := p.text(`document.getElementById("role").textContent`); role != "owner" {
 		t.Fatalf("role shown = %q, want owner", role)
@@ -128,7 +127,6 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Fatalf("the minted token is refused: %d", res.StatusCode)
 	}
 	p.checkNamed("tokens")
-	p.shot("dashboard-tokens")
 	p.press("Done")
 	p.waitFor("the token's row", `document.querySelector("#tokens") && document.querySelector("#tokens").textContent.includes("ci")`, 10*time.Second)
 	if p.text(`document.body.innerText`) == "" || strings.Contains(p.text(`document.body.innerText`), minted) {

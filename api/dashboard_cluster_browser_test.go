@@ -24,7 +24,6 @@ func TestDashboardClusterBrowser(t *testing.T) {
 	leaderID := leader.Stack.Node.NodeID()
 	p.waitFor("the leader marked", `document.querySelector("#members tr[data-member=`+leaderID+`]").children[1].textContent === "leader"`, 10*time.Second)
 	p.checkNamed("cluster")
-	p.shot("dashboard-cluster")
 
 	// Stop a member that is neither the page's node nor the leader; the
 	// third node ("other") stays up to take leadership.

@@ -6,6 +6,9 @@ import { h, mount, field, alertBox, describeError } from "./ui.js";
 
 const POLL_MS = 2000;
 
+// known shows a member's figure, or a dash when the member did not answer.
+const known = (m, v) => (m.http_addr || m.status === "alive" ? String(v) : "—");
+
 export async function clusterPage() {
   const summary = h("p", { class: "status", role: "status" });
   const table = h("div", { class: "table-wrap" });
@@ -24,7 +27,7 @@ export async function clusterPage() {
       h("tbody", {}, members.map((m) => h("tr", { "data-member": m.id, "data-status": m.status },
         h("td", {}, m.id), h("td", {}, m.id === c.leader_id ? "leader" : m.suffrage === "voter" ? "follower" : "replica"),
         h("td", {}, h("span", { class: "status-" + m.status }, m.status)), h("td", {}, m.region || ""),
-        h("td", {}, m.suffrage), h("td", {}, String(m.applied_index)), h("td", {}, String(m.lag)),
+        h("td", {}, m.suffrage), h("td", {}, known(m, m.applied_index)), h("td", {}, known(m, m.lag)),
         h("td", {}, m.id === c.node_id ? "self" : m.http_addr ? m.last_contact_ms + " ms" : "no answer"),
         h("td", {}, m.http_addr || ""))))));
     const targets = members.filter((m) => m.suffrage === "voter" && m.id !== c.leader_id && m.status === "alive").map((m) => m.id);
