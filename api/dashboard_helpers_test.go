@@ -28,7 +28,17 @@ func openDashboard(t *testing.T, base string) *dashPage {
 	t.Helper()
 	p := &dashPage{t: t, ctx: startBrowser(t), base: base}
 	p.do(chromedp.EmulateViewport(1200, 800), chromedp.Navigate(base+"/_/"))
+	p.watchCSP()
 	return p
+}
+
+// watchCSP records the page's Content-Security-Policy violations in
+// window.cspViolations (checkNamed reports them); the page is one
+// document for its whole life, so one listener sees every page.
+func (p *dashPage) watchCSP() {
+	p.t.Helper()
+	p.mustJS(`(() => { window.cspViolations = []; document.addEventListener("securitypolicyviolation",
+		(e) => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI)); return true; })()`)
 }
 
 // do runs steps with a 20 s limit.
@@ -187,6 +197,30 @@ func (p *dashPage) checkNamed(page string) {
 	}
 	if v := p.text(`[...document.querySelectorAll("[onclick], div[role=button], span[role=button]")].length`); v != "0" {
 		p.t.Errorf("%s: %s clickable non-controls", page, v)
+	}
+	p.checkTabOrder(page)
+	if v := p.text(`window.cspViolations.join(" | ")`); v != "" {
+		p.t.Errorf("%s: Content-Security-Policy violations: %s", page, v)
+	}
+}
+
+// checkTabOrder presses Tab through the page (real key events) and fails
+// when an enabled, visible control never receives the focus.
+func (p *dashPage) checkTabOrder(page string) {
+	p.t.Helper()
+	const controls = `[...document.querySelectorAll("a[href], button, input, select, textarea")].filter((e) => !e.disabled && e.offsetParent !== null)`
+	n, err := p.js(controls + `.length`)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mustJS(`(() => { document.querySelectorAll("[data-tabbed]").forEach((e) => e.removeAttribute("data-tabbed"));
+		document.activeElement && document.activeElement.blur(); return true; })()`)
+	for i := 0; i < int(n.(float64))+3; i++ {
+		p.do(chromedp.KeyEvent("\t"))
+		p.mustJS(`(() => { const e = document.activeElement; if (e && e !== document.body) e.setAttribute("data-tabbed", ""); return true; })()`)
+	}
+	if v := p.text(controls + `.filter((e) => !e.hasAttribute("data-tabbed")).map((e) => e.outerHTML.slice(0, 80)).join(" | ")`); v != "" {
+		p.t.Errorf("%s: not reachable with Tab: %s", page, v)
 	}
 }
 
