@@ -96,6 +96,24 @@ func TestDashboardBrowser(t *testing.T) {
 	p.checkNamed("records")
 	p.shot("dashboard-records")
 
+	// The rules of the existing collection: a refused edit, then a fix.
+	p.mustJS(`document.querySelector("details summary").click() === undefined`)
+	p.waitFor("the rules form", `document.querySelector("details[open] form input[name=view_rule]")`, 10*time.Second)
+	p.checkNamed("rules")
+	p.fill("details input[name=view_rule]", `title != "" && views >`)
+	p.press("Save rules")
+	editErr := `document.getElementById(document.querySelector("details input[name=view_rule]").getAttribute("aria-describedby")).textContent`
+	p.waitFor("the edited rule's error", editErr+`.includes("offset")`, 10*time.Second)
+	if coll := apitest.Obj(t, srv.MustAdmin(t, http.StatusOK, http.MethodGet, "/api/v1/admin/collections/posts", nil)["data"]); coll["view_rule"] != `title != ""` {
+		t.Fatalf("a refused rule edit changed the collection: %v", coll["view_rule"])
+	}
+	p.fill("details input[name=view_rule]", `title != "" && views >= 0`)
+	p.press("Save rules")
+	p.waitFor("the saved rules", `document.querySelector("details").textContent.includes("Rules saved.") && !(`+editErr+`)`, 10*time.Second)
+	if coll := apitest.Obj(t, srv.MustAdmin(t, http.StatusOK, http.MethodGet, "/api/v1/admin/collections/posts", nil)["data"]); coll["view_rule"] != `title != "" && views >= 0` {
+		t.Fatalf("rule after the edit = %v", coll["view_rule"])
+	}
+
 	// Edit the first record, then restore its first version.
 	time.Sleep(1100 * time.Millisecond) // history is kept by the second
 	p.press(firstID)

@@ -208,7 +208,7 @@ func (p *dashPage) checkNamed(page string) {
 // when an enabled, visible control never receives the focus.
 func (p *dashPage) checkTabOrder(page string) {
 	p.t.Helper()
-	const controls = `[...document.querySelectorAll("a[href], button, input, select, textarea")].filter((e) => !e.disabled && e.offsetParent !== null)`
+	const controls = `[...document.querySelectorAll("a[href], button, input, select, textarea")].filter((e) => !e.disabled && e.checkVisibility())`
 	n, err := p.js(controls + `.length`)
 	if err != nil {
 		p.t.Fatal(err)

@@ -123,3 +123,34 @@ export async function newCollectionPage() {
   fields.append(fieldRow(fields, renumber));
   return { node: form };
 }
+
+/**
+ * rulesForm edits an existing collection's rules and history switch
+ * (PATCH); a refused rule shows the server's message under it, as on
+ * creation.
+ */
+export function rulesForm(coll, onSaved) {
+  const rules = RULES.map((r) => ruleEditor(r, coll[r]));
+  const hist = h("input", { type: "checkbox", name: "edit_history_enabled", checked: !!coll.history_enabled });
+  const err = alertBox();
+  const saved = h("p", { role: "status", class: "status" });
+  return h("form", { class: "card", "aria-labelledby": "rules-h", onsubmit: async (e) => {
+    e.preventDefault();
+    err.set(""); saved.textContent = "";
+    rules.forEach((r) => r.setError(""));
+    const body = { history_enabled: hist.checked };
+    RULES.forEach((r, i) => { body[r] = rules[i].value(); });
+    const res = await call("PATCH", "/api/v1/admin/collections/" + encodeURIComponent(coll.name), body);
+    if (res.ok) { saved.textContent = "Rules saved."; if (onSaved) onSaved(res.data); return; }
+    const rest = {};
+    for (const [k, v] of Object.entries(res.details || {})) {
+      const i = RULES.indexOf(k);
+      if (i >= 0) rules[i].setError(String(v));
+      else rest[k] = v;
+    }
+    err.set(describeError({ ...res, details: rest }));
+  } },
+    h("h2", { id: "rules-h" }, "Rules of " + coll.name),
+    rules.map((r) => r.node), field("Keep record history", hist),
+    err, saved, h("button", { type: "submit" }, "Save rules"));
+}

@@ -4,6 +4,7 @@
 import { call, can } from "./api.js";
 import { h, mount, field, alertBox, describeError, when, confirmButton } from "./ui.js";
 import { go } from "./nav.js";
+import { rulesForm } from "./collections.js";
 
 const PER_PAGE = 20;
 
@@ -76,7 +77,8 @@ export async function recordsPage(name) {
     h("div", { class: "bar" }, h("h1", {}, name),
       can("editor") ? h("a", { class: "button", href: "/_/collections/" + encodeURIComponent(name) + "/records/new" }, "New record") : null),
     h("p", { class: "hint" }, "History: " + (coll.history_enabled ? "on" : "off")),
-    form, filterErr, status, table, pager) };
+    form, filterErr, status, table, pager,
+    can("developer") ? h("details", {}, h("summary", {}, "Rules and history"), rulesForm(coll)) : null) };
 }
 
 /** input builds the control of one field for value v. */
