@@ -18,7 +18,7 @@ func TestDashboardClusterBrowser(t *testing.T) {
 	page := c.Nodes[0]
 	p := openDashboard(t, page.URL)
 	p.signIn(apitest.AdminEmail, apitest.AdminPassword)
-	p.goTo("/_/cluster")
+	p.goTo("/_/members")
 	p.waitFor("three live members", `document.querySelectorAll("#members tr[data-member][data-status=alive]").length === 3`, 20*time.Second)
 	leader := c.Leader(t)
 	leaderID := leader.Stack.Node.NodeID()

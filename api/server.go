@@ -202,8 +202,9 @@ func New(opts Options) *Server {
 	s.mountHealth(r)
 	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)
-	// The dashboard takes what is left under /_/: chi matches the probes'
-	// and /_/join's static paths before this catch-all.
+	// The dashboard under /_/: chi matches the probes' and /_/join's
+	// static paths before this catch-all, and the dashboard answers only
+	// its own routes (any other path is a 404).
 	dash := dashboard.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errRouteNotFound)
 	}))

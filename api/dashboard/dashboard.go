@@ -38,9 +38,23 @@ func Assets() fs.FS {
 	return sub
 }
 
+// isPage reports whether seg, the first path segment after Prefix, is one
+// of the page's own routes: those (with anything below them) and Prefix
+// itself answer index.html, so that a page's URL (/_/collections/posts)
+// survives a reload. Every other path under Prefix is not the
+// dashboard's: it stays a 404, and a probe added later under /_/ is not
+// shadowed. A new page adds its segment here, never a probe's name.
+func isPage(seg string) bool {
+	switch seg {
+	case "collections", "tokens", "members":
+		return true
+	}
+	return false
+}
+
 // Handler serves the dashboard. A path under Prefix that names an
-// embedded file (assets/...) gets the file; any other path gets index.html,
-// so that the page's own routes (/_/collections/posts) survive a reload.
+// embedded file (assets/...) gets the file; Prefix and the page's routes
+// (isPage) get index.html; anything else is notFound's.
 // It is mounted below the probes: a router that serves /_/health and the
 // like matches those first. notFound answers a missing asset (the API's
 // error envelope).
@@ -59,6 +73,10 @@ func Handler(notFound http.Handler) http.Handler {
 				files.ServeHTTP(w, r2)
 				return
 			}
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		if first, _, _ := strings.Cut(rel, "/"); first != "" && !isPage(first) {
 			notFound.ServeHTTP(w, r)
 			return
 		}

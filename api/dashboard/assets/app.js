@@ -20,7 +20,7 @@ const routes = [
   [/^\/_\/collections\/([^/]+)$/, (m) => recordsPage(decodeURIComponent(m[1]))],
   [/^\/_\/collections\/([^/]+)\/records\/([^/]+)$/, (m) => recordPage(decodeURIComponent(m[1]), decodeURIComponent(m[2]))],
   [/^\/_\/tokens$/, () => tokensPage()],
-  [/^\/_\/cluster$/, () => clusterPage()],
+  [/^\/_\/members$/, () => clusterPage()],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -54,7 +54,7 @@ function drawNav(s) {
   mount(top,
     h("strong", { class: "brand" }, "svcd"),
     h("nav", { "aria-label": "Main" },
-      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/cluster", "Cluster")),
+      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster")),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",

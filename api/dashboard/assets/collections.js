@@ -55,7 +55,8 @@ export function ruleEditor(name, value) {
   };
 }
 
-function fieldRow(list, onRemove) {
+/** fieldRow is one field of a new collection: name, type, required, options. */
+function fieldRow(list) {
   const n = list.children.length + 1;
   const name = h("input", { type: "text", name: "field_name", required: true, autocomplete: "off" });
   const type = h("select", { name: "field_type" }, TYPES.map((t) => h("option", { value: t }, t)));
@@ -71,7 +72,7 @@ function fieldRow(list, onRemove) {
   type.addEventListener("change", syncExtra);
   syncExtra();
   const row = h("fieldset", { class: "field-row" }, h("legend", {}, "Field " + n));
-  const remove = h("button", { type: "button", "aria-label": "Remove field " + n, onclick: () => { row.remove(); onRemove(); } }, "Remove");
+  const remove = h("button", { type: "button", "aria-label": "Remove field " + n, onclick: () => { row.remove(); } }, "Remove");
   row.append(field("Name", name), field("Type", type), field("Required", required), extraLabel, extra, remove, err);
   extraLabel.htmlFor = extra.id = uid("extra");
   row.spec = () => {
@@ -90,8 +91,7 @@ export async function newCollectionPage() {
   const type = h("select", { name: "type" }, h("option", { value: "base" }, "base"), h("option", { value: "auth" }, "auth"));
   const hist = h("input", { type: "checkbox", name: "history_enabled" });
   const fields = h("div", { class: "fields" });
-  const renumber = () => {};
-  const addField = () => { const r = fieldRow(fields, renumber); fields.append(r); r.querySelector("input").focus(); };
+  const addField = () => { const r = fieldRow(fields); fields.append(r); r.querySelector("input").focus(); };
   const rules = RULES.map((r) => ruleEditor(r, null));
   const err = alertBox();
   const form = h("form", { class: "card", onsubmit: async (e) => {
@@ -120,7 +120,7 @@ export async function newCollectionPage() {
     rules.map((r) => r.node),
     err,
     h("div", { class: "bar" }, h("button", { type: "submit" }, "Create collection"), h("a", { href: "/_/" }, "Cancel")));
-  fields.append(fieldRow(fields, renumber));
+  fields.append(fieldRow(fields));
   return { node: form };
 }
 
