@@ -27,7 +27,12 @@ const routes = [
 let cleanup = null;
 
 
+// renders counts render calls: a page that finishes loading after the
+// admin has moved on is dropped (and its cleanup run) instead of drawn.
+let renders = 0;
+
 async function render() {
+  const seq = ++renders;
   if (cleanup) { cleanup(); cleanup = null; }
   const s = session();
   if (!s) { drawNav(null); return signIn(); }
@@ -37,7 +42,13 @@ async function render() {
     const m = path.match(re);
     if (!m) continue;
     mount(main, h("p", {}, "Loading…"));
-    const out = await page(m);
+    let out;
+    try {
+      out = await page(m);
+    } catch (e) {
+      out = { node: h("section", {}, h("h1", {}, "Something went wrong"), h("p", { class: "error", role: "alert" }, String(e))) };
+    }
+    if (seq !== renders) { if (out.cleanup) out.cleanup(); return; }
     mount(main, out.node);
     cleanup = out.cleanup || null;
     const heading = main.querySelector("h1");

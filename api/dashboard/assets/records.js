@@ -38,11 +38,14 @@ export async function recordsPage(name) {
   const pager = h("nav", { class: "bar", "aria-label": "Pages" });
   const status = h("p", { role: "status", class: "status" });
 
+  const here = location.pathname;
   const load = async () => {
+    if (location.pathname !== here) return; // the admin has moved on
     const q = new URLSearchParams({ page: String(state.page), perPage: String(PER_PAGE), sort: state.sort });
     if (state.filter) q.set("filter", state.filter);
     history.replaceState(null, "", location.pathname + "?" + q.toString());
     const res = await call("GET", "/api/v1/" + encodeURIComponent(name) + "?" + q.toString());
+    if (location.pathname !== here) return;
     if (!res.ok) { filterErr.set(describeError(res)); return; }
     const fe = res.headers.get("X-Svc-Filter-Error");
     filterErr.set(fe ? "Filter not applied: " + fe : "");
