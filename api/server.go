@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"svcd/api/dashboard"
 	"svcd/cluster"
 	"svcd/engine/mcp"
 	"svcd/realtime"
@@ -225,6 +226,14 @@ func New(opts Options) *Server {
 	s.mountHealth(r)
 	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)
+	// The dashboard under /_/: chi matches the probes' and /_/join's
+	// static paths before this catch-all, and the dashboard answers only
+	// its own routes (any other path is a 404).
+	dash := dashboard.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errRouteNotFound)
+	}))
+	r.Get(dashboard.Prefix, dash.ServeHTTP)
+	r.Get(dashboard.Prefix+"*", dash.ServeHTTP)
 	s.mountRealtime(r)
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(s.requireCaughtUp, s.consistency)
