@@ -109,6 +109,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// An in-process call of the agent protocol (mcp_backend.go)
 		// carries its principal.
 		if p, ok := r.Context().Value(internalPrincipalKey{}).(engine.Principal); ok {
+			noteCaller(r, p)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 			return
 		}
@@ -120,6 +121,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		for _, tok := range toks {
 			p, err := s.authn.Authenticate(r.Context(), tok)
 			if err == nil {
+				noteCaller(r, p)
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 				return
 			}

@@ -92,6 +92,9 @@ type Options struct {
 	// (0: 25 s).
 	SSEKeepAlive time.Duration
 	BodyGrace    time.Duration
+	// Logs is the node's log folder (internal/logfile): request lines are
+	// written to it and /admin/logs reads it (nil: neither).
+	Logs LogFolder
 }
 
 // Server is the HTTP front of one node.
@@ -151,6 +154,10 @@ type Server struct {
 	// mcp answers the agent protocol; mcpSessions signs its session ids.
 	mcp         AgentProtocol
 	mcpSessions *mcpSessions
+	// logs is the node's log folder (nil: no request lines, no log
+	// routes); peers asks the other members for theirs (?node=all).
+	logs  LogFolder
+	peers *http.Client
 }
 
 // bodyLimits resolves Options.BodyMinRate and Options.BodyGrace.
@@ -190,6 +197,7 @@ func New(opts Options) *Server {
 		s.sseKeepAlive = defaultSSEKeepAlive
 	}
 	s.budget = &bodyBudget{}
+	s.logs, s.peers = opts.Logs, &http.Client{Timeout: peerLogsTimeout}
 	mo := opts.MCP
 	mo.Backend, mo.Catalog = mcpBackend{s}, opts.Collections
 	if mo.Logger == nil {
@@ -197,7 +205,7 @@ func New(opts Options) *Server {
 	}
 	s.mcp, s.mcpSessions = mcp.New(mo), newMCPSessions(opts.Secrets)
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
+	r.Use(s.writeRequestLog, s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
 	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)
@@ -238,6 +246,7 @@ func New(opts Options) *Server {
 			s.mountNotifications(r)
 			s.mountBackups(r)
 			s.mountSQL(r)
+			s.mountLogs(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)
