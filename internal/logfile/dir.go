@@ -96,11 +96,9 @@ func (d *Dir) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if day != d.day || d.f == nil {
-		d.switchDay(day)
-	}
-	if d.w == nil {
-		d.fail(fmt.Errorf("no log file for %s", day))
-		return len(p), nil
+		if !d.switchDay(day) {
+			return len(p), nil // counted by switchDay; the next line tries again
+		}
 	}
 	if _, err := d.w.Write(p); err != nil {
 		d.fail(err)
@@ -108,20 +106,22 @@ func (d *Dir) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// switchDay closes the previous day's file and opens day's (appending).
-func (d *Dir) switchDay(day string) {
+// switchDay closes the previous day's file and opens day's (appending);
+// false when it could not (the error is counted).
+func (d *Dir) switchDay(day string) bool {
 	d.closeFile()
 	d.day = day
 	if err := os.MkdirAll(d.path, 0o700); err != nil {
 		d.fail(err)
-		return
+		return false
 	}
 	f, err := os.OpenFile(filepath.Join(d.path, FileName(day)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		d.fail(err)
-		return
+		return false
 	}
 	d.f, d.w = f, bufio.NewWriterSize(f, 64<<10)
+	return true
 }
 
 // closeFile flushes and closes the open file, if any. d.mu is held.

@@ -32,7 +32,7 @@ func SecretKey(key string) bool {
 
 var (
 	// secretParam is a key=value pair whose key names a secret.
-	secretParam = regexp.MustCompile(`(?i)\b([a-z_\-]*(?:password|passwd|token|secret|api_?key|signature|otp|code|key|sig)[a-z_\-]*=)[^&\s"']*`)
+	secretParam = regexp.MustCompile(`(?i)\b([a-z_\-]*(?:password|passwd|token|secret|api_?key|signature|otp|code|key|sig|state)[a-z_\-]*=)[^&\s"']*`)
 	bearer      = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/=]+`)
 	jwt         = regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*`)
 )
