@@ -207,8 +207,11 @@ func (s *Server) searchQuery(r *http.Request, in searchBody) (logfile.Query, err
 	if in.Limit != 0 {
 		q.PerPage = in.Limit
 	}
-	if in.Limit < 0 || in.Page < 0 {
+	if in.Limit < 0 {
 		b.fail("limit", "must be a positive integer")
+	}
+	if in.Page < 0 {
+		b.fail("page", "must be a positive integer")
 	}
 	q.PerPage = min(q.PerPage, s.perPageCap(r))
 	if strings.TrimSpace(in.Query) == "" {

@@ -128,7 +128,10 @@ func (s *Server) writeRequestLog(next http.Handler) http.Handler {
 		rec := &countingRecorder{ResponseWriter: w}
 		r = r.WithContext(context.WithValue(r.Context(), callerSlotKey{}, slot))
 		next.ServeHTTP(rec, r)
-		if rec.status == 0 {
+		switch {
+		case rec.status == 0 && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+			rec.status = http.StatusSwitchingProtocols // the connection was hijacked
+		case rec.status == 0:
 			rec.status = http.StatusOK
 		}
 		line := requestLine{Time: s.logs.Now(), Level: statusLevel(rec.status), Kind: "request", Node: node,

@@ -100,8 +100,15 @@ func (d *Dir) Write(p []byte) (int, error) {
 			return len(p), nil // counted by switchDay; the next line tries again
 		}
 	}
+	// Whole lines per write(2): an O_APPEND write is not split by another
+	// process's, so processes sharing a folder never interleave a line.
+	if d.w.Available() < len(p) && d.w.Buffered() > 0 {
+		if err := d.w.Flush(); err != nil {
+			d.drop(err)
+		}
+	}
 	if _, err := d.w.Write(p); err != nil {
-		d.fail(err)
+		d.drop(err)
 	}
 	return len(p), nil
 }
@@ -152,9 +159,16 @@ func (d *Dir) Flush() {
 	defer d.mu.Unlock()
 	if d.w != nil {
 		if err := d.w.Flush(); err != nil {
-			d.fail(err)
+			d.drop(err)
 		}
 	}
+}
+
+// drop counts a failed write and discards the buffered lines, so the
+// writer (whose errors stick) takes the next line afresh. d.mu is held.
+func (d *Dir) drop(err error) {
+	d.fail(err)
+	d.w.Reset(d.f)
 }
 
 func (d *Dir) flusher() {
