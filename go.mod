@@ -33,6 +33,7 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/segmentio/encoding v0.5.4
 	github.com/sideshow/apns2 v0.25.0
+	github.com/theory/jsonpath v0.12.3
 	github.com/wneessen/go-mail v0.8.1
 	go.etcd.io/bbolt v1.3.5
 	gocloud.dev v0.47.0
@@ -101,7 +102,6 @@ require (
 	github.com/sean-/seed v0.0.0-20170313163322-e2103e2c3529 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/tetratelabs/wazero v1.9.0 // indirect
-	github.com/theory/jsonpath v0.12.3 // indirect
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
