@@ -194,3 +194,17 @@ func principalType(p engine.Principal) string {
 	}
 	return "user"
 }
+
+// serverWriter unwraps w down to the server's own ResponseWriter:
+// http.MaxBytesReader tells that one (by an unexported method) to close
+// the connection after a body over the limit, which a wrapper such as
+// countingRecorder cannot pass on.
+func serverWriter(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
+}
