@@ -90,6 +90,7 @@ fuzz:
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(FUZZTIME) ./engine/files/thumb
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzOpenDamagedLog$$' -fuzztime $(FUZZTIME) ./cluster
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzLogEntryValue$$' -fuzztime $(FUZZTIME) ./cluster
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzLogQuery$$' -fuzztime $(FUZZTIME) ./internal/logfile
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -34,6 +34,7 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/segmentio/encoding v0.5.4
 	github.com/sideshow/apns2 v0.25.0
+	github.com/theory/jsonpath v0.12.3
 	github.com/wneessen/go-mail v0.8.1
 	go.etcd.io/bbolt v1.3.5
 	gocloud.dev v0.47.0

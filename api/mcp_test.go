@@ -351,3 +351,51 @@ func TestMCPTransport(t *testing.T) {
 		t.Errorf("GET the stream without a token: %d, want 401", res.StatusCode)
 	}
 }
+
+// read_logs and svc://logs/{date} read the node's log folder: the day's
+// request lines, oldest first, the newest last, and never a credential.
+func TestMCPReadLogs(t *testing.T) {
+	t.Parallel()
+	s := mcpFixture(t)
+	session := s.AdminToken(t)
+	agent := mcpTokenOf(t, s, session, "mcp:read")
+	h := bearer(agent)
+	if res, _ := s.Do(t, "GET", "/api/v1/admin/collections/mcp-log-marker", nil, bearer(session)); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("marker: %d", res.StatusCode)
+	}
+	today := time.Now().UTC().Format("2006-01-02")
+	got, code := callTool(t, s, h, "svc.read_logs", map[string]any{"limit": 3})
+	if code != 0 || got.IsError || got.Structured["date"] != today {
+		t.Fatalf("read_logs: %d %s", code, got.text())
+	}
+	lines, _ := got.Structured["lines"].([]any)
+	if len(lines) != 3 {
+		t.Fatalf("read_logs limit 3: %d lines: %s", len(lines), got.text())
+	}
+	last := apitest.Obj(t, lines[2])
+	if last["kind"] != "request" || last["path"] != "/api/v1/admin/collections/mcp-log-marker" || last["status"] != float64(404) {
+		t.Errorf("the newest line, last: %v", last)
+	}
+	if strings.Contains(got.text(), session) || strings.Contains(got.text(), agent) {
+		t.Errorf("read_logs shows a token: %s", got.text())
+	}
+	var read struct {
+		Contents []struct {
+			URI  string `json:"uri"`
+			Text string `json:"text"`
+		} `json:"contents"`
+	}
+	mcpResult(t, s, h, "resources/read", map[string]any{"uri": "svc://logs/" + today}, &read)
+	if len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, `"path": "/api/v1/admin/collections/mcp-log-marker"`) ||
+		!strings.Contains(read.Contents[0].Text, `"principal": {`) {
+		t.Errorf("svc://logs/%s: %+v", today, read.Contents)
+	}
+	mcpResult(t, s, h, "resources/read", map[string]any{"uri": "svc://logs/2001-01-01"}, &read)
+	if len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, `"lines": []`) {
+		t.Errorf("a day without a file: %+v", read.Contents)
+	}
+	bad, _ := callTool(t, s, h, "svc.read_logs", map[string]any{"date": "2001-02-30"})
+	if !bad.IsError {
+		t.Errorf("read_logs of 2001-02-30: %s", bad.text())
+	}
+}

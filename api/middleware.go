@@ -61,8 +61,9 @@ func (r *statusRecorder) WriteHeader(code int) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// logRequests logs each request at debug level: method, path (never the
-// query string, which may carry tokens), status and duration.
+// logRequests logs each request at debug level: method, path (secret
+// route parameters and query values redacted: request_log.go), status
+// and duration.
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.log.Enabled(r.Context(), -4) {
@@ -72,7 +73,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "dur", time.Since(start))
+		s.log.Debug("request", "method", r.Method, "path", logPath(r), "status", rec.status, "dur", time.Since(start))
 	})
 }
 
@@ -109,6 +110,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// An in-process call of the agent protocol (mcp_backend.go)
 		// carries its principal.
 		if p, ok := r.Context().Value(internalPrincipalKey{}).(engine.Principal); ok {
+			noteCaller(r, p)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 			return
 		}
@@ -120,6 +122,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		for _, tok := range toks {
 			p, err := s.authn.Authenticate(r.Context(), tok)
 			if err == nil {
+				noteCaller(r, p)
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 				return
 			}

@@ -21,6 +21,9 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/api-tokens", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/security", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/audit-log", engine.RoleViewer, engine.RoleOwner},
+	// The node's log is operations data (SPEC.md: viewer reads logs); a
+	// search is a POST that changes nothing.
+	{"/api/v1/admin/logs", engine.RoleViewer, engine.RoleViewer},
 	// A backup holds every table (password hashes, sessions, settings);
 	// a restore replaces them: the owner's (SPEC.md). Covers
 	// /admin/backups too.

@@ -103,6 +103,9 @@ type Options struct {
 	// Version is the build's version (the OpenAPI document's info.version;
 	// "dev" when empty).
 	Version string
+	// Logs is the node's log folder (internal/logfile): request lines are
+	// written to it and /admin/logs reads it (nil: neither).
+	Logs LogFolder
 }
 
 // Server is the HTTP front of one node.
@@ -167,6 +170,10 @@ type Server struct {
 	version string
 	// site serves Options.PublicDir (nil: off).
 	site *publicSite
+	// logs is the node's log folder (nil: no request lines, no log
+	// routes); peers asks the other members for theirs (?node=all).
+	logs  LogFolder
+	peers *http.Client
 }
 
 // bodyLimits resolves Options.BodyMinRate and Options.BodyGrace.
@@ -215,6 +222,7 @@ func New(opts Options) *Server {
 		opts.Logger.Error("public directory not served", "dir", opts.PublicDir, "err", err)
 	}
 	s.site = site
+	s.logs, s.peers = opts.Logs, &http.Client{Timeout: peerLogsTimeout}
 	mo := opts.MCP
 	mo.Backend, mo.Catalog = mcpBackend{s}, opts.Collections
 	if mo.Logger == nil {
@@ -222,7 +230,7 @@ func New(opts Options) *Server {
 	}
 	s.mcp, s.mcpSessions = mcp.New(mo), newMCPSessions(opts.Secrets)
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
+	r.Use(s.writeRequestLog, s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
 	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)
@@ -272,6 +280,7 @@ func New(opts Options) *Server {
 			s.mountBackups(r)
 			s.mountMigrations(r)
 			s.mountSQL(r)
+			s.mountLogs(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

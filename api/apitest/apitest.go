@@ -27,6 +27,7 @@ import (
 	"svcd/cmd/svcd/stack"
 	"svcd/engine/password"
 	"svcd/fsm"
+	"svcd/internal/logfile"
 )
 
 // The credentials AdminToken uses for the first (owner) admin.
@@ -71,6 +72,9 @@ type Options struct {
 	// PushRoots is stack.Config.PushRoots: the roots APNs connections
 	// trust (a local APNs server's; nil: the system's).
 	PushRoots *x509.CertPool
+	// TeeLogs sends the node's slog lines (debug and above) to its log
+	// folder too, as svcd serve does; otherwise it holds request lines.
+	TeeLogs bool
 }
 
 // Server is one running node.
@@ -102,7 +106,14 @@ func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	logger := opts.logger()
 	dir := t.TempDir()
+	var logs *logfile.Dir
+	if opts.TeeLogs {
+		logs = logfile.Open(stack.LogsDir(dir), logfile.Options{Now: opts.Clock})
+		t.Cleanup(func() { logs.Close() })
+		logger = slog.New(logfile.Tee(logger.Handler(), logs.Handler(slog.LevelDebug)))
+	}
 	st, err := stack.Open(stack.Config{
+		Logs:             logs,
 		DataDir:          dir,
 		PasswordParams:   testPasswordParams(),
 		OnStall:          func(st fsm.Stall) { t.Errorf("apitest: the state machine stopped: %s", st.Reason) },

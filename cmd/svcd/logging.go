@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"svcd/internal/logfile"
 )
 
 // How the process writes its log. Everything goes through one slog
@@ -82,4 +84,11 @@ func newLogger(w io.Writer, o logOptions) *slog.Logger {
 // log.Printf) write through it. Only main's commands call it, once.
 func useAsDefault(log *slog.Logger) {
 	slog.SetDefault(log)
+}
+
+// withLogFolder tees log into the node's log folder: stderr keeps its
+// lines as they were, and the folder gets each as a JSON line ("kind":
+// "app", secrets redacted) at level and above.
+func withLogFolder(log *slog.Logger, d *logfile.Dir, level slog.Level) *slog.Logger {
+	return slog.New(logfile.Tee(log.Handler(), d.Handler(level)))
 }

@@ -13,6 +13,7 @@ import (
 
 	"svcd/api"
 	"svcd/cmd/svcd/stack"
+	"svcd/internal/logfile"
 )
 
 // drainTimeout bounds how long in-flight requests may run after SIGTERM.
@@ -37,7 +38,11 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(os.Stderr, logOptions{format: cfg.logFormat, level: cfg.logLevel}).With("node", id)
+	// The log folder (<data>/logs, one JSONL file per UTC day) gets the
+	// same lines as stderr, and the HTTP layer's request lines.
+	logs := logfile.Open(stack.LogsDir(cfg.dataDir), logfile.Options{})
+	defer logs.Close()
+	log := withLogFolder(newLogger(os.Stderr, logOptions{format: cfg.logFormat, level: cfg.logLevel}), logs, cfg.logLevel).With("node", id)
 	useAsDefault(log)
 	startPprof(log)
 	reseeded, err := resumeReseed(cfg, log) // reseed_start.go
@@ -62,7 +67,9 @@ func runServe(args []string) error {
 			return err
 		}
 	}
-	st, err := stack.Open(cfg.stackConfig(), log)
+	scfg := cfg.stackConfig()
+	scfg.Logs = logs
+	st, err := stack.Open(scfg, log)
 	if err != nil {
 		return err
 	}

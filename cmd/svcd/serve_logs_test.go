@@ -196,3 +196,41 @@ func TestServeLogText(t *testing.T) {
 		t.Errorf("%d banners (want 1), %d records:\n%s", banners, records, strings.Join(lines, "\n"))
 	}
 }
+
+// TestServeLogFolder: svcd serve tees its lines into the data directory's
+// log folder (<dir>/logs/YYYY-MM-DD.jsonl, UTC) as JSON whatever stderr's
+// format, next to one request line per request; stderr keeps its text.
+func TestServeLogFolder(t *testing.T) {
+	dir := t.TempDir()
+	n := startServe(t, dir, nil, "--log-format", "text")
+	m := regexp.MustCompile(`^  health: +(http://\S+)$`)
+	health := m.FindStringSubmatch(n.wait(t, m))[1]
+	getOK(t, health)
+	lines := n.stop(t)
+	for _, l := range lines {
+		if strings.HasPrefix(l, "{") {
+			t.Errorf("a JSON line on stderr in text format: %s", l)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "logs", time.Now().UTC().Format("2006-01-02")+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app, req bool
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Errorf("not a JSON line in the log folder: %q", l)
+			continue
+		}
+		if rec["kind"] == "app" && rec["msg"] == "stopped cleanly" && rec["node"] != "" {
+			app = true
+		}
+		if rec["kind"] == "request" && rec["route"] == "/_/health" && rec["status"] == float64(200) {
+			req = true
+		}
+	}
+	if !app || !req {
+		t.Errorf("the log folder lacks the stop line (%v) or the health request (%v):\n%s", app, req, b)
+	}
+}

@@ -50,8 +50,10 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Fingerprints:     s.Fingerprints,
 		Realtime:         s.Realtime,
 		// The agent protocol: run_sql through the SQL console, custom
-		// webhook events through the webhooks module.
-		MCP:    mcp.Options{SQL: mcpSQL{s.SQL}, Events: s.Webhooks, Info: mcp.Info{NodeID: s.Node.NodeID()}},
+		// webhook events through the webhooks module, read_logs and
+		// svc://logs/{date} from the node's log folder.
+		MCP:    mcp.Options{SQL: mcpSQL{s.SQL}, Events: s.Webhooks, Logs: mcpLogs{s.Logs}, Info: mcp.Info{NodeID: s.Node.NodeID()}},
+		Logs:   s.Logs,
 		Logger: log,
 	}
 }

@@ -2,11 +2,23 @@ package stack
 
 import (
 	"context"
+	"encoding/json"
 
 	"svcd/engine"
 	"svcd/engine/mcp"
 	"svcd/engine/sqlconsole"
+	"svcd/internal/logfile"
 )
+
+// mcpLogs is the agent protocol's read_logs and svc://logs/{date} over
+// the node's log folder: the last lines of one UTC day, oldest first.
+type mcpLogs struct{ d *logfile.Dir }
+
+var _ mcp.LogReader = mcpLogs{}
+
+func (m mcpLogs) ReadLogs(date string, limit int) ([]json.RawMessage, error) {
+	return m.d.ReadLogs(date, limit)
+}
 
 // mcpSQL is the agent protocol's run_sql over the SQL console: reads on a
 // read-only connection of this replica (capped at the tool's row limit),

@@ -30,6 +30,7 @@ import (
 	"svcd/engine/password"
 	"svcd/engine/token"
 	"svcd/fsm"
+	"svcd/internal/logfile"
 	"svcd/realtime"
 	"svcd/scheduler"
 )
@@ -86,7 +87,15 @@ type Config struct {
 	// PushRoots are the certificate roots APNs connections trust (nil:
 	// the system's). Tests set their local APNs server's.
 	PushRoots *x509.CertPool
+	// Logs is the node's log folder, when the caller opened it (svcd
+	// serve, to tee its slog lines into it; the caller closes it). Nil:
+	// the stack opens LogsDir(DataDir) with Clock and closes it.
+	Logs *logfile.Dir
 }
+
+// LogsDir is the log folder of a data directory: one JSONL file per UTC
+// day (internal/logfile).
+func LogsDir(dataDir string) string { return filepath.Join(dataDir, "logs") }
 
 // Stack is one node's state machine, domain and consensus, wired together.
 type Stack struct {
@@ -97,8 +106,12 @@ type Stack struct {
 	// Realtime fans the committed record events out to this node's
 	// WebSocket and SSE clients.
 	Realtime *realtime.Hub
+	// Logs is the node's log folder: request lines, slog lines (when the
+	// caller tees them), /admin/logs and the agent protocol's read_logs.
+	Logs *logfile.Dir
 
 	log        *slog.Logger
+	ownLogs    bool // Logs was opened by Open, so Close closes it
 	cancel     context.CancelFunc
 	done       chan struct{}
 	signingKey []byte
@@ -233,6 +246,10 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
+	s.Logs = cfg.Logs
+	if s.Logs == nil {
+		s.Logs, s.ownLogs = logfile.Open(LogsDir(cfg.DataDir), logfile.Options{Now: cfg.Clock}), true
+	}
 	subs := append([]scheduler.Subsystem{&scheduler.Migrator{M: eng, Log: log},
 		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Lead: node, Interval: cfg.WebhookInterval}},
 		dom.queueSubsystems(node.NodeID(), log)...)
@@ -273,7 +290,11 @@ func (s *Stack) Close() error {
 	s.cancel()
 	<-s.done
 	s.Realtime.Presence().Close()
-	return errors.Join(s.Node.Shutdown(), s.Store.Close(), s.blobs.Close())
+	err := errors.Join(s.Node.Shutdown(), s.Store.Close(), s.blobs.Close())
+	if s.ownLogs {
+		err = errors.Join(err, s.Logs.Close())
+	}
+	return err
 }
 
 // Stats is the admin metrics snapshot.
