@@ -23,6 +23,7 @@ func TestRestoreThreeNodes(t *testing.T) {
 	tok := c.AdminToken(t)
 	leader, fols := c.Leader(t), c.Followers(t)
 	leader.CreateCollection(t, public(coll("posts", "base", []map[string]any{f("title", "text")})))
+	c.Sync(t) // a follower validates a write against its own schema
 	for i := range 20 {
 		createPost(t, c.Nodes[i%3], tok, fmt.Sprintf("before %d", i))
 	}
