@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"svcd/api/egress"
 	"svcd/api/oauth2client"
 	"svcd/cluster"
@@ -97,6 +99,9 @@ type Stack struct {
 	// Realtime fans the committed record events out to this node's
 	// WebSocket and SSE clients.
 	Realtime *realtime.Hub
+	// Metrics holds this node's Prometheus figures (metrics.go); the HTTP
+	// layer adds its own and serves them.
+	Metrics *metrics.Set
 
 	log        *slog.Logger
 	cancel     context.CancelFunc
@@ -200,6 +205,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	eng = dom.Engine
 	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng, dom.Auth), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex(), Clock: cfg.Clock})
 	store.Observe(hub.Observe)
+	figures := metrics.NewSet()
 	node, err = cluster.Open(cluster.Config{
 		NodeID:            id,
 		Dir:               filepath.Join(cfg.DataDir, "raft"),
@@ -218,6 +224,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		MinFreeBytes:      cfg.MinFreeBytes,
 		Faults:            faults,
 		BlobServer:        replicated.Serve,
+		OnApply:           newApplyTimer(figures),
 		Logger:            log,
 	}, store)
 	if err != nil {
@@ -232,7 +239,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// other nodes through memberlist.
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
+	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores, Metrics: figures}
+	s.registerFigures(figures, filepath.Join(cfg.DataDir, "raft"))
 	subs := append([]scheduler.Subsystem{&scheduler.Migrator{M: eng, Log: log},
 		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Lead: node, Interval: cfg.WebhookInterval}},
 		dom.queueSubsystems(node.NodeID(), log)...)
