@@ -161,8 +161,7 @@ func TestPrometheusCountersMove(t *testing.T) {
 }
 
 // TestPrometheusPromtool runs promtool check metrics (its parser and
-// linter) on a real node's answer, and checks that every query of the
-// Grafana dashboard in deploy/ names a metric the node emits.
+// linter) on a real node's answer.
 func TestPrometheusPromtool(t *testing.T) {
 	t.Parallel()
 	bin := apitest.Promtool(t)
@@ -183,6 +182,17 @@ func TestPrometheusPromtool(t *testing.T) {
 		t.Errorf("no queued job in:\n%s", text)
 	}
 
+}
+
+// TestGrafanaDashboard checks that every query of the Grafana dashboard
+// in deploy/ names a metric a real node emits (with some traffic, a
+// queue job and a snapshot behind it).
+func TestGrafanaDashboard(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.MustAdmin(t, http.StatusOK, http.MethodPatch, "/api/v1/admin/settings", map[string]any{"metrics.enabled": "1"})
+	s.MustAdmin(t, http.StatusCreated, http.MethodPost, "/api/v1/admin/queues/mail/jobs", map[string]any{"payload": map[string]any{"to": "a"}})
+	text := scrape(t, s, promURL, nil)
 	emitted := map[string]bool{}
 	for _, line := range strings.Split(text, "\n") {
 		if line != "" && !strings.HasPrefix(line, "#") {
@@ -220,5 +230,25 @@ func TestPrometheusPromtool(t *testing.T) {
 	}
 	if exprs < 10 {
 		t.Errorf("the dashboard has %d queries; want one per family at least", exprs)
+	}
+}
+
+// TestPrometheusPerServer checks that two servers in one process keep
+// their own figures: each has its own metrics.Set.
+func TestPrometheusPerServer(t *testing.T) {
+	t.Parallel()
+	a, b := apitest.Start(t, apitest.Options{}), apitest.Start(t, apitest.Options{})
+	for _, s := range []*apitest.Server{a, b} {
+		s.MustAdmin(t, http.StatusOK, http.MethodPatch, "/api/v1/admin/settings", map[string]any{"metrics.enabled": "1"})
+	}
+	for i := 0; i < 2; i++ {
+		a.AdminDo(t, http.MethodGet, "/api/v1/admin/collections", nil)
+	}
+	const series = `svc_http_requests_total{route="/api/v1/admin/collections",method="GET",status="200"}`
+	if v := sampleValue(t, scrape(t, a, promURL, nil), series); v != 2 {
+		t.Errorf("server a: %s = %v; want 2", series, v)
+	}
+	if v := sampleValue(t, scrape(t, b, promURL, nil), series); v != -1 {
+		t.Errorf("server b: %s = %v; want none (it served no such request)", series, v)
 	}
 }
