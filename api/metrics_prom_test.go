@@ -153,6 +153,14 @@ func TestPrometheusCountersMove(t *testing.T) {
 			t.Errorf("%s: %v then %v; want at least 3 more", series, b, a)
 		}
 	}
+	// A snapshot taken through the admin route is counted.
+	if v := sampleValue(t, after, "svc_raft_snapshots_total"); v != 0 {
+		t.Fatalf("svc_raft_snapshots_total = %v before any snapshot", v)
+	}
+	s.MustAdmin(t, http.StatusOK, http.MethodPost, "/api/v1/admin/cluster/snapshot", nil)
+	if v := sampleValue(t, scrape(t, s, promURL, nil), "svc_raft_snapshots_total"); v != 1 {
+		t.Errorf("svc_raft_snapshots_total = %v after one snapshot", v)
+	}
 	// Buckets are cumulative and end at +Inf with the count.
 	inf := sampleValue(t, after, `svc_http_request_duration_seconds_bucket{route="/api/v1/{collection}",method="GET",le="+Inf"}`)
 	if c := sampleValue(t, after, count); inf != c {
