@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"net/http"
 	"strconv"
@@ -50,10 +51,54 @@ func (s *Server) prometheus(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errMetricsToken)
 		return
 	}
+	var buf bytes.Buffer
+	s.metrics.WritePrometheus(&buf)
+	metrics.WriteProcessMetrics(&buf)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	s.metrics.WritePrometheus(w)
-	metrics.WriteProcessMetrics(w)
+	w.Write(fillHelp([]byte(libraryFixes.Replace(buf.String()))))
+}
+
+// libraryFixes correct the few Go runtime and process families the
+// library names or types against Prometheus's conventions (promtool's
+// linter rejects them): its cumulative process_io_*_total figures are
+// typed gauge, and three go_*_count families are not histograms.
+var libraryFixes = strings.NewReplacer(
+	"# TYPE process_io_read_bytes_total gauge", "# TYPE process_io_read_bytes_total counter",
+	"# TYPE process_io_written_bytes_total gauge", "# TYPE process_io_written_bytes_total counter",
+	"# TYPE process_io_read_syscalls_total gauge", "# TYPE process_io_read_syscalls_total counter",
+	"# TYPE process_io_write_syscalls_total gauge", "# TYPE process_io_write_syscalls_total counter",
+	"# TYPE process_io_storage_read_bytes_total gauge", "# TYPE process_io_storage_read_bytes_total counter",
+	"# TYPE process_io_storage_written_bytes_total gauge", "# TYPE process_io_storage_written_bytes_total counter",
+	"go_cgo_calls_count", "go_cgo_calls_total",
+	"go_gc_forced_count", "go_gc_forced_total",
+	"go_cpu_count", "go_cpus",
+)
+
+// metricHelp is the HELP text of the families the library writes with
+// none (its Set and Go runtime families); promtool's linter wants one.
+var metricHelp = map[string]string{
+	"svc_http_requests_total":           "HTTP requests answered, by route pattern, method and status.",
+	"svc_http_request_duration_seconds": "Time to answer an HTTP request, by route pattern and method.",
+	"svc_raft_apply_duration_seconds":   "Time the state machine took to apply one batch of log entries.",
+}
+
+// fillHelp gives every empty "# HELP name" line of text a help text:
+// metricHelp's, else one naming where the figure comes from.
+func fillHelp(text []byte) []byte {
+	lines := bytes.Split(text, []byte("\n"))
+	for i, l := range lines {
+		name, ok := bytes.CutPrefix(l, []byte("# HELP "))
+		if !ok || bytes.IndexByte(name, ' ') >= 0 {
+			continue
+		}
+		help, ok := metricHelp[string(name)]
+		if !ok {
+			help = "Go runtime or process figure (VictoriaMetrics/metrics)."
+		}
+		lines[i] = append(append(l[:len(l):len(l)], ' '), help...)
+	}
+	return bytes.Join(lines, []byte("\n"))
 }
 
 // metricsTokenOK reports whether r carries want as a bearer token or as
