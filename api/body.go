@@ -69,7 +69,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 			charge = func(n int64) error { return st.charge(s.budget, s.anonBodyBudget(), n) }
 		}
 	}
-	b, err := readAllCharged(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, charge)
+	b, err := readAllCharged(http.MaxBytesReader(innermost(w), r.Body, limit), r.ContentLength, charge)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {

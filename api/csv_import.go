@@ -21,7 +21,7 @@ func (s *Server) importCSV(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errCSVTooLarge)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, csvMaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(innermost(w), r.Body, csvMaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {

@@ -149,3 +149,17 @@ func labelValue(v string) string {
 func (r *statusRecorder) Flush() {
 	_ = http.NewResponseController(r.ResponseWriter).Flush()
 }
+
+// innermost is the server's own ResponseWriter under w's wrappers (those
+// with Unwrap, as statusRecorder). http.MaxBytesReader needs it: only the
+// server's writer learns that a body was too large and closes the
+// connection after the 413, instead of waiting for the rest of the body.
+func innermost(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
+}
