@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
@@ -69,6 +70,9 @@ type Options struct {
 
 	Node  Node
 	Stats StatsFunc
+	// Metrics is the node's Prometheus figures (nil: a new set); the
+	// server adds its HTTP families and serves it at /api/v1/metrics.
+	Metrics *metrics.Set
 	// SetupKey, when set, must be sent as X-Setup-Key to /admin/setup.
 	SetupKey string
 	// ClusterKey authenticates joins; Secrets returns what a joining node
@@ -142,6 +146,7 @@ type Server struct {
 	oauth2     OAuth2Flows
 	node       Node
 	stats      StatsFunc
+	metrics    *metrics.Set
 	setupKey   string
 	clusterKey string
 	secrets    func() []byte
@@ -201,7 +206,7 @@ func New(opts Options) *Server {
 		flags: opts.Flags, segments: opts.FlagSegments,
 		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications, backups: opts.Backups, sql: opts.SQL, schemaMig: opts.SchemaMigrations,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
-		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
+		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, metrics: newMetricSet(opts.Metrics), setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}
@@ -230,7 +235,7 @@ func New(opts Options) *Server {
 	}
 	s.mcp, s.mcpSessions = mcp.New(mo), newMCPSessions(opts.Secrets)
 	r := chi.NewRouter()
-	r.Use(s.writeRequestLog, s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
+	r.Use(s.writeRequestLog, s.countRequests, s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
 	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)
@@ -243,6 +248,9 @@ func New(opts Options) *Server {
 	r.Get(dashboard.Prefix, dash.ServeHTTP)
 	r.Get(dashboard.Prefix+"*", dash.ServeHTTP)
 	s.mountRealtime(r)
+	// The Prometheus endpoint is outside /api/v1's group: a scrape of a
+	// node still catching up must answer, and it has its own token.
+	r.Get("/api/v1/metrics", s.prometheus)
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(s.requireCaughtUp, s.consistency)
 		// Signing in takes no credentials: a stale token sent along must

@@ -51,6 +51,10 @@ type Config struct {
 	// connection, which has passed the cluster-key handshake (and TLS
 	// when configured), until it returns.
 	BlobServer func(c net.Conn)
+	// OnApply, when set, is told how long the state machine took to apply
+	// each batch of log entries (the metrics' apply latency); it runs on
+	// the apply goroutine and must not block.
+	OnApply func(entries int, took time.Duration)
 	// Faults are test-only defects (see Faults); zero in production.
 	Faults Faults
 

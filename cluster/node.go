@@ -51,6 +51,8 @@ type Node struct {
 	// acked is the highest log index of a write this node has answered
 	// to a client: its local reads never reflect less (AckedIndex).
 	acked atomic.Uint64
+	// snapshots counts the snapshots this node persisted.
+	snapshots atomic.Uint64
 	// storage measures free space (storage.go); stop ends its watch and
 	// the node's other loops (commit nudges, catch-up).
 	storage *storage
@@ -185,7 +187,7 @@ func (n *Node) open() error {
 			return fmt.Errorf("cluster: bootstrap: %w", err)
 		}
 	}
-	r, err := newRaft(cfg.Dir, rc, &raftFSM{sm: n.sm}, cache, n.logs, snaps, n.trans)
+	r, err := newRaft(cfg.Dir, rc, &raftFSM{sm: n.sm, onApply: n.cfg.OnApply, snapshots: &n.snapshots}, cache, n.logs, snaps, n.trans)
 	if err != nil {
 		return fmt.Errorf("cluster: start raft: %w", err)
 	}
@@ -463,6 +465,8 @@ type Stats struct {
 	CommitIndex  uint64
 	AppliedIndex uint64
 	LastIndex    uint64
+	// Snapshots is how many snapshots this node persisted since it started.
+	Snapshots uint64
 }
 
 // Stats returns the node's current indexes and term.
@@ -472,6 +476,7 @@ func (n *Node) Stats() Stats {
 		CommitIndex:  n.raft.CommitIndex(),
 		AppliedIndex: n.raft.AppliedIndex(),
 		LastIndex:    n.raft.LastIndex(),
+		Snapshots:    n.snapshots.Load(),
 	}
 }
 

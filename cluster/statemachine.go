@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -30,7 +32,13 @@ type StateMachine interface {
 
 // raftFSM adapts a StateMachine to raft.BatchingFSM: it converts log entries
 // and hands them over; nothing else happens here.
-type raftFSM struct{ sm StateMachine }
+type raftFSM struct {
+	sm StateMachine
+	// onApply (nil: none) is told each batch's apply time; snapshots
+	// (nil: not counted) counts the snapshots persisted.
+	onApply   func(entries int, took time.Duration)
+	snapshots *atomic.Uint64
+}
 
 var _ raft.BatchingFSM = (*raftFSM)(nil)
 
@@ -39,7 +47,11 @@ func (f *raftFSM) ApplyBatch(logs []*raft.Log) []any {
 	for i, l := range logs {
 		entries[i] = toEntry(l)
 	}
+	start := time.Now()
 	res := f.sm.ApplyBatch(entries)
+	if f.onApply != nil {
+		f.onApply(len(entries), time.Since(start))
+	}
 	out := make([]any, len(res))
 	for i := range res {
 		out[i] = res[i]
@@ -48,7 +60,7 @@ func (f *raftFSM) ApplyBatch(logs []*raft.Log) []any {
 }
 
 func (f *raftFSM) Apply(l *raft.Log) any {
-	return f.sm.ApplyBatch([]fsm.Entry{toEntry(l)})[0]
+	return f.ApplyBatch([]*raft.Log{l})[0]
 }
 
 func toEntry(l *raft.Log) fsm.Entry {
@@ -63,7 +75,7 @@ func (f *raftFSM) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &raftSnapshot{sn: sn}, nil
+	return &raftSnapshot{sn: sn, count: f.snapshots}, nil
 }
 
 func (f *raftFSM) Restore(rc io.ReadCloser) error {
@@ -71,14 +83,23 @@ func (f *raftFSM) Restore(rc io.ReadCloser) error {
 	return f.sm.Restore(rc)
 }
 
-type raftSnapshot struct{ sn *fsm.Snapshot }
+type raftSnapshot struct {
+	sn    *fsm.Snapshot
+	count *atomic.Uint64 // nil: not counted
+}
 
 func (s *raftSnapshot) Persist(sink raft.SnapshotSink) error {
 	if _, err := s.sn.WriteTo(sink); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("persist snapshot: %w", err)
 	}
-	return sink.Close()
+	if err := sink.Close(); err != nil {
+		return err
+	}
+	if s.count != nil {
+		s.count.Add(1)
+	}
+	return nil
 }
 
 func (s *raftSnapshot) Release() { s.sn.Release() }

@@ -189,6 +189,7 @@ func (s *Store) applyLocked(entries []Entry, applied uint64) attempt {
 		return a
 	}
 	envStall := func(what string, err error) attempt {
+		s.stats.noteError(err)
 		s.pools.writer.exec(true, "ROLLBACK", nil)
 		return attempt{batchOutcome: batchOutcome{results: make([]Result, len(entries)),
 			stall: s.stallAt(entries[0].Index, fmt.Errorf("%s: %w", what, err), true)}, halt: -1}

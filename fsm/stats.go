@@ -1,8 +1,12 @@
 package fsm
 
 import (
+	"errors"
 	"sort"
 	"sync"
+	"sync/atomic"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // batchStats keeps a window of recent batch sizes (commands per SQLite
@@ -13,7 +17,21 @@ type batchStats struct {
 	commands uint64
 	window   [1024]uint16
 	n        int
+	// busy counts SQLITE_BUSY and SQLITE_LOCKED answers met while applying.
+	busy atomic.Uint64
 }
+
+// noteError counts err when SQLite answered busy or locked.
+func (b *batchStats) noteError(err error) {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
+		b.busy.Add(1)
+	}
+}
+
+// BusyErrors is how many times applying met SQLITE_BUSY or SQLITE_LOCKED
+// (each one stalls and retries the batch, stall.go).
+func (s *Store) BusyErrors() uint64 { return s.stats.busy.Load() }
 
 func (b *batchStats) record(commands int) {
 	if commands == 0 {

@@ -45,6 +45,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		OAuth2:           s.Auth.OAuth2(),
 		Node:             s.Node,
 		Stats:            s.Stats,
+		Metrics:          s.Metrics,
 		Digest:           s.Digest,
 		Secrets:          s.Secrets,
 		Fingerprints:     s.Fingerprints,

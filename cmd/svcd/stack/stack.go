@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"svcd/api/egress"
 	"svcd/api/oauth2client"
 	"svcd/cluster"
@@ -109,6 +111,9 @@ type Stack struct {
 	// Logs is the node's log folder: request lines, slog lines (when the
 	// caller tees them), /admin/logs and the agent protocol's read_logs.
 	Logs *logfile.Dir
+	// Metrics holds this node's Prometheus figures (metrics.go); the HTTP
+	// layer adds its own and serves them.
+	Metrics *metrics.Set
 
 	log        *slog.Logger
 	ownLogs    bool // Logs was opened by Open, so Close closes it
@@ -213,6 +218,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	eng = dom.Engine
 	hub := realtime.NewHub(realtime.Options{Auth: realtime.EngineAuthorizer(eng, dom.Auth), Retention: eng.RealtimeRetention, StartIndex: store.AppliedIndex(), Clock: cfg.Clock})
 	store.Observe(hub.Observe)
+	figures := metrics.NewSet()
 	node, err = cluster.Open(cluster.Config{
 		NodeID:            id,
 		Dir:               filepath.Join(cfg.DataDir, "raft"),
@@ -231,6 +237,7 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 		MinFreeBytes:      cfg.MinFreeBytes,
 		Faults:            faults,
 		BlobServer:        replicated.Serve,
+		OnApply:           newApplyTimer(figures),
 		Logger:            log,
 	}, store)
 	if err != nil {
@@ -245,7 +252,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	// other nodes through memberlist.
 	node.SetGossipHandler(hub.Presence().Attach(node.NodeID(), node))
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores}
+	s := &Stack{Store: store, Domain: dom, Node: node, Realtime: hub, log: log, cancel: cancel, done: make(chan struct{}), signingKey: key, keyring: ring, blobs: stores, Metrics: figures}
+	s.registerFigures(figures, filepath.Join(cfg.DataDir, "raft"))
 	s.Logs = cfg.Logs
 	if s.Logs == nil {
 		s.Logs, s.ownLogs = logfile.Open(LogsDir(cfg.DataDir), logfile.Options{Now: cfg.Clock}), true
