@@ -48,6 +48,8 @@ type Options struct {
 	Backups Backups
 	// engine/sqlconsole: the SQL console.
 	SQL SQLConsole
+	// The core's retention (nil: no retention routes).
+	Retention Retention
 	// engine/auth.
 	Authenticator Authenticator
 	UserAuth      UserAuth
@@ -115,6 +117,7 @@ type Server struct {
 	scripts    Scripts
 	notify     Notifications
 	backups    Backups
+	retention  Retention
 	sql        SQLConsole
 	authn      Authenticator
 	users      UserAuth
@@ -176,7 +179,7 @@ func New(opts Options) *Server {
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows, scripts: opts.Scripts,
 		flags: opts.Flags, segments: opts.FlagSegments,
-		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications, backups: opts.Backups, sql: opts.SQL,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications, backups: opts.Backups, retention: opts.Retention, sql: opts.SQL,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -237,6 +240,7 @@ func New(opts Options) *Server {
 			s.mountScripts(r)
 			s.mountNotifications(r)
 			s.mountBackups(r)
+			s.mountRetention(r)
 			s.mountSQL(r)
 		})
 		r.Group(func(r chi.Router) {

@@ -236,7 +236,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	subs := append([]scheduler.Subsystem{&scheduler.Migrator{M: eng, Log: log},
 		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Lead: node, Interval: cfg.WebhookInterval}},
 		dom.queueSubsystems(node.NodeID(), log)...)
-	subs = append(subs, &scheduler.Workflows{W: dom.Workflows, Log: log}, scheduler.NewBackups(dom.Backups, log))
+	subs = append(subs, &scheduler.Workflows{W: dom.Workflows, Log: log}, scheduler.NewBackups(dom.Backups, log),
+		&scheduler.Retention{Job: dom.Retention, Log: log})
 	loop := scheduler.NewLoop(node, log, 0, subs...)
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
