@@ -139,3 +139,49 @@ func TestRetentionPrunes(t *testing.T) {
 		t.Errorf("the digest misses the pruned tables: %v", rep.digest)
 	}
 }
+
+// TestRetentionScheduled: the leader's loop prunes by itself and writes
+// one audit entry for the run (actor system, action retention.prune).
+func TestRetentionScheduled(t *testing.T) {
+	clock := &detClock{t: time.Now()}
+	node := replOpen(t, stack.Config{DataDir: t.TempDir(), Clock: clock.Now, RetentionFirst: 3 * time.Second})
+	defer node.close(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 3 {
+		if err := node.Auth.Admins().Audit(ctx, auth.AuditEntry{ActorID: "t", Action: "test.entry", Target: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(91 * 24 * time.Hour)
+	count := func(q string) (n int64) {
+		t.Helper()
+		if err := node.Store.View(ctx, func(r *fsm.Reader) error { return r.QueryRow(q).Scan(&n) }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for count(`SELECT count(*) FROM _svc_audit WHERE action = 'test.entry'`) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduled run did not prune the audit entries of 91 days ago")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var target string
+	for time.Now().Before(deadline) {
+		err := node.Store.View(ctx, func(r *fsm.Reader) error {
+			return r.QueryRow(`SELECT target FROM _svc_audit WHERE action = 'retention.prune' AND actor_id = 'system'`).Scan(&target)
+		})
+		if err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if target != "audit=3 queue_jobs_dead=0 queue_jobs_succeeded=0 webhook_deliveries=0 workflow_runs=0" {
+		t.Fatalf("the run's audit entry: %q", target)
+	}
+	if n := count(`SELECT count(*) FROM _svc_audit WHERE action = 'retention.prune'`); n != 1 {
+		t.Fatalf("%d audit entries of the run, want one", n)
+	}
+}
