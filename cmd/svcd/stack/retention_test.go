@@ -4,27 +4,42 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"svcd/cmd/svcd/stack"
+	"svcd/engine"
 	"svcd/engine/auth"
 	"svcd/engine/queue"
 	"svcd/fsm"
 )
 
 // TestRetentionPrunes runs jobs to success and to death, workflow runs to
-// completion and to failure, and writes audit entries; moves the node's
+// completion and to failure, delivers webhooks, and writes audit entries; moves the node's
 // clock 100 days on and does the same again; then prunes in chunks of 3
 // rows: the old rows go, over several commands, the young stay. The log
 // then replays into two fresh replicas with equal digests (the cutoffs
 // travel in the command: no apply reads a clock).
 func TestRetentionPrunes(t *testing.T) {
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer rc.Close()
 	dir := t.TempDir()
 	clock := &detClock{t: time.Now()}
-	node := replOpen(t, stack.Config{DataDir: dir, Clock: clock.Now})
+	node := replOpen(t, stack.Config{DataDir: dir, Clock: clock.Now, WebhookInterval: 20 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if _, _, err := node.Engine.PatchSettings(ctx, []byte(`{"hooks.http.allow":"127.0.0.1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := node.Engine.Schema().CreateCollection(ctx, []byte(`{"name":"docs_w","type":"base","fields":[{"name":"title","type":"text"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := node.Webhooks.Create(ctx, []byte(`{"url":"`+rc.URL+`","events":["docs_w.create"],"retry_max":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	admin := engine.Principal{Kind: engine.AdminPrincipal, ID: "adm_test", Role: engine.RoleOwner}
 	outcomes := map[uint64]detOutcome{}
 	str := func(s string) *string { return &s }
 	i64 := func(n int64) *int64 { return &n }
@@ -57,6 +72,9 @@ func TestRetentionPrunes(t *testing.T) {
 			if err := node.Auth.Admins().Audit(ctx, auth.AuditEntry{ActorID: "t", Action: "test.entry", Target: fmt.Sprint(i)}); err != nil {
 				t.Fatal(err)
 			}
+			if _, _, err := node.Engine.Records().CreateRecord(ctx, admin, "docs_w", []byte(`{"title":"t"}`)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	count := func(q string) int64 {
@@ -74,14 +92,15 @@ func TestRetentionPrunes(t *testing.T) {
 		failed    = `SELECT count(*) FROM _svc_workflow_runs WHERE state = 'failed'`
 		audits    = `SELECT count(*) FROM _svc_audit WHERE action = 'test.entry'`
 		steps     = `SELECT count(*) FROM _svc_workflow_steps`
+		delivered = `SELECT count(*) FROM _svc_webhook_deliveries WHERE status = 'succeeded'`
 	)
 	settle := func(want int64) {
 		t.Helper()
 		deadline := time.Now().Add(time.Minute)
-		for count(succeeded) != want || count(dead) != want || count(completed) != want || count(failed) != want {
+		for count(succeeded) != want || count(dead) != want || count(completed) != want || count(failed) != want || count(delivered) != want {
 			if time.Now().After(deadline) {
-				t.Fatalf("jobs and runs did not finish: %d succeeded, %d dead, %d completed, %d failed (want %d each)",
-					count(succeeded), count(dead), count(completed), count(failed), want)
+				t.Fatalf("jobs, runs and deliveries did not finish: %d succeeded, %d dead, %d completed, %d failed, %d delivered (want %d each)",
+					count(succeeded), count(dead), count(completed), count(failed), count(delivered), want)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -96,14 +115,15 @@ func TestRetentionPrunes(t *testing.T) {
 		t.Fatalf("setup: %d audit entries, %d steps (before the clock moved %d)", count(audits), count(steps), oldSteps)
 	}
 
-	// Defaults: succeeded jobs 7 days, dead jobs 30, runs 30, audit 90.
+	// Defaults: succeeded jobs 7 days, dead jobs 30, runs 30, audit 90,
+	// deliveries 7.
 	commandsBefore := node.Store.AppliedIndex()
 	res, idx, err := node.Engine.Prune(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	outcomes[idx] = detOutcome{op: "prune", result: replOutcome(nil)}
-	want := map[string]int64{"queue_jobs_succeeded": 4, "queue_jobs_dead": 4, "workflow_runs": 8, "audit": 4, "webhook_deliveries": 0}
+	want := map[string]int64{"queue_jobs_succeeded": 4, "queue_jobs_dead": 4, "workflow_runs": 8, "audit": 4, "webhook_deliveries": 4}
 	for k, n := range want {
 		if res.Pruned[k] != n {
 			t.Errorf("pruned %s: %d, want %d (all: %v)", k, res.Pruned[k], n, res.Pruned)
@@ -112,10 +132,10 @@ func TestRetentionPrunes(t *testing.T) {
 	if _, ok := res.Pruned["history"]; ok {
 		t.Errorf("history is pruned though off by default: %v", res.Pruned)
 	}
-	if n := node.Store.AppliedIndex() - commandsBefore; n < 7 {
-		t.Errorf("20 rows in chunks of 3 took %d commands", n)
+	if n := node.Store.AppliedIndex() - commandsBefore; n < 8 {
+		t.Errorf("24 rows in chunks of 3 took %d commands", n)
 	}
-	for q, n := range map[string]int64{succeeded: 2, dead: 2, completed: 2, failed: 2, audits: 2} {
+	for q, n := range map[string]int64{succeeded: 2, dead: 2, completed: 2, failed: 2, audits: 2, delivered: 2} {
 		if got := count(q); got != n {
 			t.Errorf("%s: %d left, want %d", q, got, n)
 		}
