@@ -81,6 +81,8 @@ func auditAction(method, path string) (action, target string) {
 		return "backup.restore", ""
 	case resource == "backups" && method == http.MethodPost:
 		return "backup.run", ""
+	case resource == "retention" && len(segs) == 2 && segs[1] == "run":
+		return "retention.prune", ""
 	case resource == "flags" && len(segs) == 3 && segs[2] == "evaluate":
 		return "flags.evaluate", segs[1]
 	case resource == "jobs" && len(segs) == 3 && segs[2] == "run":

@@ -57,6 +57,7 @@ func (e *Engine) register() {
 	e.Command(cmdIndexDelete, "index.delete", e.ddl.applyIndexDelete)
 	e.Command(cmdRotateKey, "key.rotate", e.applyRotateKey)
 	e.Command(cmdBatch, "record.batch", e.recs.applyBatch)
+	e.registerPrune()
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -33,6 +33,8 @@ type registries struct {
 	interceptor RecordInterceptor
 	// restoreCarriers carry state across a restore (restore.go).
 	restoreCarriers []RestoreCarrier
+	// pruners remove old rows of what grows without end (prune.go).
+	pruners []Pruner
 }
 
 func (r *registries) mustOpen(what string) {

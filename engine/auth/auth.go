@@ -72,6 +72,7 @@ func New(core *engine.Engine, opts Options) (*Auth, error) {
 	au.admins.Store(&adminSet{byID: map[string]*Admin{}, byEmail: map[string]*Admin{}})
 	au.tokens.Store(&apiTokenSet{byHash: map[string]*APIToken{}, byID: map[string]*APIToken{}})
 	au.register()
+	au.registerPruner()
 	au.oa = newOAuth2(au, opts.OAuth2)
 	au.oa.register()
 	core.OnEvents(au.onEvents)

@@ -45,6 +45,7 @@ func (h *History) RestoreFilesWith(f FileRestorer) { h.files = f }
 // keep it.
 func New(core *engine.Engine) *History {
 	h := &History{core: core}
+	h.registerPruner()
 	core.Migration(engine.Migration{Version: 4, Owner: "history", Stmts: []string{
 		// Version 4 of the baseline: never change it. Ids follow the
 		// log's order on every replica.

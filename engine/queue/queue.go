@@ -68,6 +68,7 @@ func New(core *engine.Engine, opts Options) *Queue {
 	q.registerTables()
 	q.registerSettings()
 	q.registerCommands()
+	q.registerPruner()
 	core.OnEvents(q.observe)
 	return q
 }

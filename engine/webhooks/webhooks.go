@@ -62,6 +62,7 @@ func New(core *engine.Engine, opts Options) *Webhooks {
 	m.registerTables()
 	m.registerSettings()
 	m.registerCommands()
+	m.registerPruner()
 	core.OnRecordWrite(engine.RecordHook{Name: "webhooks", Apply: m.onRecordWrite})
 	core.OnEvents(m.onEvents)
 	return m

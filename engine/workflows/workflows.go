@@ -48,6 +48,7 @@ func New(core *engine.Engine, opts Options) *Workflows {
 	m := &Workflows{core: core, runner: opts.Runner, log: core.Logger(), kick: make(chan struct{}, 1), stepPrg: compileStep()}
 	m.registerTables()
 	m.registerCommands()
+	m.registerPruner()
 	core.OnEvents(m.observe)
 	return m
 }

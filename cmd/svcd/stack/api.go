@@ -32,6 +32,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Scripts:          s.Scripts,
 		Notifications:    s.Notify,
 		Backups:          s.Backups,
+		Retention:        s.Retention,
 		SchemaMigrations: s.Migrations,
 		SQL:              s.SQL,
 		Authenticator:    s.Auth,

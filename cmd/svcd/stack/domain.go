@@ -58,6 +58,8 @@ type Domain struct {
 	// Backups copies the database for backups, restores uploaded ones on
 	// every node and writes scheduled backups.
 	Backups *backup.Backups
+	// Retention prunes what grows without end (engine/prune.go).
+	Retention retention
 	// SQL is the admins' SQL console: read-only runs on this replica,
 	// sandboxes, saved queries, and writes through the log.
 	SQL *sqlconsole.Console
@@ -128,6 +130,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	d.Queue = queue.New(eng, queue.Options{Code: d.Scripts.VM(), Builtin: notify.Queues()})
 	d.Notify = notify.New(eng, notify.Options{Push: opts.Push, Jobs: pushJobs{d.Queue}})
 	d.Webhooks = webhooks.New(eng, webhooks.Options{Sender: opts.WebhookSender, Keyring: opts.Keyring})
+	d.Retention = retention{eng: eng, admins: d.Auth.Admins()}
 	d.Workflows = workflows.New(eng, workflows.Options{Runner: workflowRunner{d.Scripts}})
 	d.SQL = sqlconsole.New(eng, sqlconsole.Options{NodeID: opts.Scripts.NodeID})
 	// The helpers whose work other modules do.

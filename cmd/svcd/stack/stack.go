@@ -86,6 +86,9 @@ type Config struct {
 	// WebhookInterval is the webhook dispatcher's tick (0: SPEC.md's 2 s).
 	// Tests of retries make it short.
 	WebhookInterval time.Duration
+	// RetentionFirst is the wait between becoming leader and the first
+	// pruning (0: a minute; tests shorten it).
+	RetentionFirst time.Duration
 	// PushRoots are the certificate roots APNs connections trust (nil:
 	// the system's). Tests set their local APNs server's.
 	PushRoots *x509.CertPool
@@ -261,7 +264,8 @@ func Open(cfg Config, log *slog.Logger) (*Stack, error) {
 	subs := append([]scheduler.Subsystem{&scheduler.Migrator{M: eng, Log: log},
 		&scheduler.WebhookDispatcher{Outbox: webhookOutbox{dom.Webhooks}, Log: log, NodeID: id, Lead: node, Interval: cfg.WebhookInterval}},
 		dom.queueSubsystems(node.NodeID(), log)...)
-	subs = append(subs, &scheduler.Workflows{W: dom.Workflows, Log: log}, scheduler.NewBackups(dom.Backups, log))
+	subs = append(subs, &scheduler.Workflows{W: dom.Workflows, Log: log}, scheduler.NewBackups(dom.Backups, log),
+		&scheduler.Retention{Job: dom.Retention, Log: log, First: cfg.RetentionFirst})
 	loop := scheduler.NewLoop(node, log, 0, subs...)
 	collector := dom.Files.Collector()
 	var work sync.WaitGroup
