@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +108,15 @@ func (e *Engine) applyPrune(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	limit := c.Limit
 	if limit <= 0 || limit > PruneChunk {
 		limit = PruneChunk
+	}
+	// A cutoff for a pruner this binary lacks comes from a newer leader
+	// (a rolling upgrade): skipping it would leave this node's tables
+	// different from the others', so the node stops at the entry and
+	// goes on once upgraded (docs/operations.md, Rolling upgrades).
+	for name := range c.Cutoffs {
+		if !slices.ContainsFunc(e.reg.pruners, func(p Pruner) bool { return p.Name == name }) {
+			return nil, fmt.Errorf("%w: retention: the leader prunes %q, which this binary does not know", fsm.ErrHalt, name)
+		}
 	}
 	res := &PruneResult{Pruned: map[string]int64{}}
 	left := int64(limit)
