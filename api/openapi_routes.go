@@ -116,6 +116,10 @@ func operationID(method, path string) string {
 			b.WriteRune(r)
 		case r == '/' || r == '-' || r == '.':
 			b.WriteByte('_')
+		case r == '_':
+			// the /_/ segment (the metrics snapshot) stays distinct from
+			// the route without it (/api/v1/metrics)
+			b.WriteString("x")
 		}
 	}
 	return strings.ReplaceAll(b.String(), "__", "_")
