@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"svcd/engine"
+	"svcd/internal/tracing"
 )
 
 // Authenticator turns a request's credential into its principal
@@ -112,22 +113,27 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 			return
 		}
+		_, span := tracing.Phase(r.Context(), "auth")
 		toks, fromHeader := requestTokens(r)
 		if fromHeader && len(toks) == 0 {
+			span.End()
 			s.writeError(w, r, errBadAuthHeader)
 			return
 		}
 		for _, tok := range toks {
 			p, err := s.authn.Authenticate(r.Context(), tok)
 			if err == nil {
+				span.End()
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 				return
 			}
 			if fromHeader {
+				span.End()
 				s.writeError(w, r, err)
 				return
 			}
 		}
+		span.End()
 		next.ServeHTTP(w, r)
 	})
 }
