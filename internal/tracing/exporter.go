@@ -29,19 +29,21 @@ type jsonExporter struct {
 	headers map[string]string
 	client  *http.Client
 	log     *slog.Logger
-	failed  atomic.Int64 // batches the collector did not take
+	c       *counters
+	pending *atomic.Int64 // spans ended and not yet exported (drops.go)
 }
 
-func newJSONExporter(url string, headers map[string]string, log *slog.Logger) *jsonExporter {
-	return &jsonExporter{url: url, headers: headers, client: &http.Client{Timeout: 5 * time.Second}, log: log}
+func newJSONExporter(url string, headers map[string]string, log *slog.Logger, c *counters, pending *atomic.Int64) *jsonExporter {
+	return &jsonExporter{url: url, headers: headers, client: &http.Client{Timeout: 5 * time.Second}, log: log, c: c, pending: pending}
 }
 
 // ExportSpans posts spans; a failure is counted and logged (the first,
 // then every hundredth), never handed to the SDK's global error handler,
 // which would print each one.
 func (e *jsonExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	defer e.pending.Add(-int64(len(spans)))
 	if err := e.post(ctx, spans); err != nil {
-		if n := e.failed.Add(1); n%100 == 1 {
+		if n := e.c.failed.Add(1); n%100 == 1 && e.log != nil {
 			e.log.Warn("trace export failed", "endpoint", e.url, "failures", n, "err", err)
 		}
 	}

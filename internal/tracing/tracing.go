@@ -27,6 +27,8 @@ type Tracer struct {
 	setting Setting
 	nodeID  string
 	log     *slog.Logger
+	queue   int // spans waiting for export at most
+	c       counters
 	mu      sync.Mutex
 	cur     atomic.Pointer[state]
 }
@@ -44,7 +46,7 @@ type config struct{ endpoint, service, headers string }
 // written into every span's resource (svc.node_id); export failures are
 // logged to log.
 func New(setting Setting, nodeID string, log *slog.Logger) *Tracer {
-	t := &Tracer{setting: setting, nodeID: nodeID, log: log}
+	t := &Tracer{setting: setting, nodeID: nodeID, log: log, queue: 4096}
 	t.cur.Store(&state{})
 	return t
 }
@@ -83,13 +85,15 @@ func (t *Tracer) swap(c config) *state {
 			svc = "svc"
 		}
 		res := resource.NewSchemaless(attribute.String("service.name", svc), attribute.String("svc.node_id", t.nodeID))
+		pending := &atomic.Int64{}
+		exp := newJSONExporter(TracesURL(c.endpoint), ParseHeaders(c.headers), t.log, &t.c, pending)
+		// The batch processor never blocks a request: past the queue's
+		// size a span is dropped and counted (drops.go).
+		bsp := sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithBatchTimeout(time.Second), sdktrace.WithMaxQueueSize(t.queue+1))
 		st.provider = sdktrace.NewTracerProvider(
 			sdktrace.WithResource(res),
 			sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
-			// The batch processor never blocks a request: a full queue
-			// drops the span.
-			sdktrace.WithBatcher(newJSONExporter(TracesURL(c.endpoint), ParseHeaders(c.headers), t.log),
-				sdktrace.WithBatchTimeout(time.Second), sdktrace.WithMaxQueueSize(4096)),
+			sdktrace.WithSpanProcessor(&boundedProcessor{SpanProcessor: bsp, pending: pending, max: int64(t.queue), c: &t.c, log: t.log}),
 		)
 		st.tracer = st.provider.Tracer("svcd")
 	}

@@ -2,7 +2,11 @@ package tracing
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestTracesURL(t *testing.T) {
@@ -53,5 +57,37 @@ func BenchmarkOff(b *testing.B) {
 		}
 		_, span := Phase(ctx, "auth")
 		span.End()
+	}
+}
+
+// TestQueueFullDrops: with the collector stuck, spans past the queue's
+// size are dropped and counted, and ending a span never waits; once the
+// collector answers again the queued spans are delivered.
+func TestQueueFullDrops(t *testing.T) {
+	release := make(chan struct{})
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		got.Add(1)
+	}))
+	defer srv.Close()
+	settings := map[string]string{"otel.endpoint": srv.URL}
+	tr := New(func(k string) string { return settings[k] }, "n1", nil)
+	tr.queue = 4
+	start := time.Now()
+	for range 50 {
+		_, span := tr.Get().Start(context.Background(), "x")
+		span.End()
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("ending 50 spans took %v", d)
+	}
+	if n := tr.Dropped(); n < 40 {
+		t.Errorf("dropped %d of 50 spans with a queue of 4 and the collector stuck", n)
+	}
+	close(release)
+	tr.Close()
+	if got.Load() == 0 || tr.Failed() != 0 {
+		t.Errorf("posts after release %d, failed %d", got.Load(), tr.Failed())
 	}
 }
