@@ -172,8 +172,10 @@ func putAttrs(m pcommon.Map, kvs []attribute.KeyValue) {
 			m.PutInt(k, kv.Value.AsInt64())
 		case attribute.FLOAT64:
 			m.PutDouble(k, kv.Value.AsFloat64())
+		case attribute.STRING:
+			m.PutStr(k, kv.Value.AsString())
 		default:
-			m.PutStr(k, kv.Value.Emit())
+			m.PutStr(k, kv.Value.String())
 		}
 	}
 }
