@@ -62,6 +62,11 @@ func (r *statusRecorder) WriteHeader(code int) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// Flush passes a flush on, for handlers that assert http.Flusher rather
+// than use a ResponseController (the request span and log wrap every
+// response).
+func (r *statusRecorder) Flush() { http.NewResponseController(r.ResponseWriter).Flush() }
+
 // logRequests logs each request at debug level: method, path (never the
 // query string, which may carry tokens), status and duration.
 func (s *Server) logRequests(next http.Handler) http.Handler {

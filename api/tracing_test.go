@@ -237,3 +237,13 @@ func TestTracesFollowerWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestTracesStreaming: with tracing on, a realtime stream (whose request
+// span lasts as long as the connection) still flushes its frames.
+func TestTracesStreaming(t *testing.T) {
+	t.Parallel()
+	rc := startOTLPReceiver(t)
+	s := apitest.Start(t, apitest.Options{})
+	s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/admin/settings", map[string]any{"otel.endpoint": rc.URL})
+	openSSE(t, s, "", nil) // fails unless the connect frame arrives
+}
