@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -26,8 +27,11 @@ func (s *Server) traceRequests(next http.Handler) http.Handler {
 		ctx, span := tr.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
 		defer span.End()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &spanRecorder{statusRecorder: statusRecorder{ResponseWriter: w, status: http.StatusOK}, tr: tr, ctx: ctx}
 		next.ServeHTTP(rec, r.WithContext(ctx))
+		if rec.resp != nil {
+			rec.resp.End()
+		}
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			if route := rc.RoutePattern(); route != "" {
 				span.SetName(r.Method + " " + route)
@@ -39,4 +43,27 @@ func (s *Server) traceRequests(next http.Handler) http.Handler {
 			span.SetStatus(codes.Error, http.StatusText(rec.status))
 		}
 	})
+}
+
+// spanRecorder opens the "response" phase span at the status line; it
+// ends when the handler returns (the body written).
+type spanRecorder struct {
+	statusRecorder
+	tr   trace.Tracer
+	ctx  context.Context
+	resp trace.Span
+}
+
+func (r *spanRecorder) WriteHeader(code int) {
+	if r.resp == nil {
+		_, r.resp = r.tr.Start(r.ctx, "response")
+	}
+	r.statusRecorder.WriteHeader(code)
+}
+
+func (r *spanRecorder) Write(b []byte) (int, error) {
+	if r.resp == nil {
+		r.WriteHeader(http.StatusOK)
+	}
+	return r.statusRecorder.Write(b)
 }

@@ -137,7 +137,7 @@ func TestTracesExport(t *testing.T) {
 	if res, body := s.Do(t, "GET", "/api/v1/admin/collections", nil, h); res.StatusCode != http.StatusOK {
 		t.Fatalf("list collections: %d %s", res.StatusCode, body)
 	}
-	got := rc.trace(t, tid, "GET /api/v1/admin/collections", "auth")
+	got := rc.trace(t, tid, "GET /api/v1/admin/collections", "auth", "response")
 	root := got["GET /api/v1/admin/collections"]
 	if root.span.ParentSpanID().String() != parent {
 		t.Errorf("root span's parent = %s, want the traceparent's %s", root.span.ParentSpanID(), parent)
@@ -154,7 +154,7 @@ func TestTracesExport(t *testing.T) {
 	if root.service != "svc-test" || root.node != s.Stack.Node.NodeID() {
 		t.Errorf("resource: service %q node %q", root.service, root.node)
 	}
-	for _, ph := range []string{"auth"} {
+	for _, ph := range []string{"auth", "response"} {
 		if p := got[ph].span.ParentSpanID(); p != root.span.SpanID() {
 			t.Errorf("%s span's parent = %s, want the root %s", ph, p, root.span.SpanID())
 		}
