@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"svcd/engine"
+	"svcd/internal/tracing"
 )
 
 // Authenticator turns a request's credential into its principal
@@ -114,8 +115,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 			return
 		}
+		_, span := tracing.Phase(r.Context(), "auth")
 		toks, fromHeader := requestTokens(r)
 		if fromHeader && len(toks) == 0 {
+			span.End()
 			s.writeError(w, r, errBadAuthHeader)
 			return
 		}
@@ -123,14 +126,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			p, err := s.authn.Authenticate(r.Context(), tok)
 			if err == nil {
 				noteCaller(r, p)
+				span.End()
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 				return
 			}
 			if fromHeader {
+				span.End()
 				s.writeError(w, r, err)
 				return
 			}
 		}
+		span.End()
 		next.ServeHTTP(w, r)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"svcd/engine"
+	"svcd/internal/tracing"
 )
 
 // Rate limiting (SPEC.md "Limits"): token buckets per rule and per key, in
@@ -94,7 +95,10 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if retry, rule := s.rateCheck(rl, r); rule != nil {
+		_, span := tracing.Phase(r.Context(), "rate_limit")
+		retry, rule := s.rateCheck(rl, r)
+		span.End()
+		if rule != nil {
 			rl.limited.Add(1)
 			s.log.Debug("rate limited", "method", r.Method, "path", r.URL.Path, "rule", rule.label)
 			s.writeError(w, r, &engine.Error{

@@ -15,6 +15,7 @@ import (
 	"svcd/api/dashboard"
 	"svcd/cluster"
 	"svcd/engine/mcp"
+	"svcd/internal/tracing"
 	"svcd/realtime"
 )
 
@@ -160,6 +161,7 @@ type Server struct {
 	pid        int
 	router     chi.Router
 	rate       *rateLimiter // nil when off
+	tracer     *tracing.Tracer
 	prints     func() (jwt, encryption string)
 	proxies    *proxyTrust
 	rt         *realtime.Hub
@@ -214,6 +216,14 @@ func New(opts Options) *Server {
 		log: opts.Logger, started: time.Now(), pid: os.Getpid(), prints: opts.Fingerprints, rt: opts.Realtime,
 	}
 	s.rate, s.proxies = newRateLimiter(opts.RateLimit, opts.Logger), newProxyTrust(opts.TrustedProxies, opts.Logger)
+	if opts.Settings != nil {
+		s.tracer = tracing.New(opts.Settings.Setting, opts.Node.NodeID(), opts.Logger)
+		// The node traces the writes it leads for followers with the
+		// same settings (cluster/trace.go).
+		if tn, ok := opts.Node.(interface{ SetTracer(cluster.TracerSource) }); ok {
+			tn.SetTracer(s.tracer.Get)
+		}
+	}
 	s.joins = cluster.NewJoinVerifier(opts.ClusterKey, opts.Node.NodeID(), time.Now())
 	s.bodyMinRate, s.bodyGrace = bodyLimits(opts.BodyMinRate, opts.BodyGrace)
 	s.sseKeepAlive = opts.SSEKeepAlive
@@ -238,7 +248,7 @@ func New(opts Options) *Server {
 	}
 	s.mcp, s.mcpSessions = mcp.New(mo), newMCPSessions(opts.Secrets)
 	r := chi.NewRouter()
-	r.Use(s.writeRequestLog, s.countRequests, s.recoverer, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
+	r.Use(s.writeRequestLog, s.countRequests, s.recoverer, s.traceRequests, s.nodeHeader, s.bodyRate, s.logRequests, s.cors, middleware.GetHead, s.rateLimit)
 	s.mountHealth(r)
 	r.Get("/_/join", s.joinInfo)
 	r.Post("/_/join", s.join)

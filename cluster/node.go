@@ -31,6 +31,7 @@ type Node struct {
 	gossip *gossip          // nil without a gossip address
 	libs   *liblog.Bridge   // raft's and memberlist's loggers
 	pool   connPool         // idle forwarding connections
+	tracer tracerHolder     // the tracer of forwarded writes (trace.go)
 	sm     StateMachine
 	// readyIndex is the last entry found in the log at start that reaches
 	// the state machine (a command or a membership change): the node is
@@ -217,6 +218,8 @@ func (n *Node) open() error {
 // result, the entry's log index and the command's own error (a domain
 // error) or a cluster error.
 func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) {
+	ctx, span := childSpan(ctx, "propose")
+	defer span.End()
 	if n.closing.Load() {
 		return nil, 0, ErrShutdown
 	}
@@ -230,7 +233,7 @@ func (n *Node) Apply(ctx context.Context, cmd fsm.Command) (any, uint64, error) 
 			return n.applyLocal(ctx, cmd)
 		}
 		if n.sl != nil && n.LeaderID() != "" {
-			reply, err := n.call(wctx, connForward, cmd.Encode())
+			reply, err := n.forward(wctx, cmd)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -292,8 +295,11 @@ func (n *Node) applyLocal(ctx context.Context, cmd fsm.Command) (any, uint64, er
 	if err := n.writable(); err != nil {
 		return nil, 0, err // also for a write a follower forwarded
 	}
+	_, span := childSpan(ctx, "raft.commit_apply")
 	f := n.raft.Apply(cmd.Encode(), n.cfg.LeaderWait)
-	if err := f.Error(); err != nil {
+	err := f.Error()
+	span.End()
+	if err != nil {
 		switch {
 		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout),
 			errors.Is(err, raft.ErrLeadershipTransferInProgress):

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"go.opentelemetry.io/otel/trace"
 
 	"svcd/fsm"
 )
@@ -199,7 +200,16 @@ func (n *Node) serveOne(kind byte, c net.Conn, req []byte) {
 	} else {
 		switch kind {
 		case connForward:
-			reply = n.leaderApply(req)
+			reply = n.leaderApply(context.Background(), req)
+		case connTraced:
+			ctx, b, err := decodeTraced(req)
+			if err != nil {
+				reply.Failure = err.Error()
+				break
+			}
+			ctx, span := n.startSpan(ctx, "leader.apply", trace.SpanKindServer)
+			reply = n.leaderApply(ctx, b)
+			span.End()
 		case connIndex:
 			reply = n.leaderReadIndex()
 		case connJoin:
@@ -220,7 +230,7 @@ func (n *Node) serveOne(kind byte, c net.Conn, req []byte) {
 	writeFrame(c, b)
 }
 
-func (n *Node) leaderApply(data []byte) rpcReply {
+func (n *Node) leaderApply(ctx context.Context, data []byte) rpcReply {
 	cmd, err := fsm.Decode(data)
 	if err != nil {
 		return rpcReply{Failure: err.Error()}
@@ -228,7 +238,7 @@ func (n *Node) leaderApply(data []byte) rpcReply {
 	if f := n.refuseUnknown(cmd); f != "" {
 		return rpcReply{Failure: f}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*n.cfg.LeaderWait)
+	ctx, cancel := context.WithTimeout(ctx, 2*n.cfg.LeaderWait)
 	defer cancel()
 	v, idx, err := n.applyLocal(ctx, cmd)
 	if isClusterErr(err) {
@@ -272,7 +282,7 @@ func (n *Node) call(ctx context.Context, kind byte, body []byte) (rpcReply, erro
 			if err == nil && !reply.NotLeader {
 				return reply, nil
 			}
-			if err != nil && (kind == connForward || kind == connTransfer) && errors.Is(err, errSent) {
+			if err != nil && (kind == connForward || kind == connTraced || kind == connTransfer) && errors.Is(err, errSent) {
 				// The leader may have applied it: never resend blindly.
 				return rpcReply{}, ErrIndeterminate
 			}
