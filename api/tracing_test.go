@@ -132,6 +132,10 @@ func TestTracesExport(t *testing.T) {
 	s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/admin/settings", map[string]any{
 		"otel.endpoint": rc.URL, "otel.service_name": "svc-test", "otel.headers": "x-api-key=k1, x-team=ops",
 	})
+	// The headers carry the collector's credentials: masked in listings.
+	if got := apitest.Obj(t, s.MustAdmin(t, http.StatusOK, "GET", "/api/v1/admin/settings", nil)["data"])["otel.headers"]; got != "********" {
+		t.Errorf("otel.headers listed as %v, want it masked", got)
+	}
 	const tid, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	h := s.AdminHeaders(t, map[string]string{"traceparent": "00-" + tid + "-" + parent + "-01"})
 	if res, body := s.Do(t, "GET", "/api/v1/admin/collections", nil, h); res.StatusCode != http.StatusOK {

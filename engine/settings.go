@@ -79,6 +79,10 @@ func (e *Engine) registerCoreSettings() {
 		"http.max_body_bytes", "16777216",
 		"http.anonymous_body_budget_bytes", "67108864",
 	)...)
+	// otel.headers usually carries the collector's credentials
+	// (Authorization=..., x-api-key=...): masked and sealed like the
+	// other secrets.
+	e.DefineSettings(SettingDef{Key: "otel.endpoint"}, SettingDef{Key: "otel.headers", Secret: true})
 }
 
 // secretSuffixes mark settings whose values are secrets (SPEC.md).
