@@ -204,7 +204,8 @@ func TestTracesUnreachableCollector(t *testing.T) {
 
 // TestTracesFollowerWrite: a write sent to a follower makes one trace:
 // the follower's root, propose and forward spans, then the leader's
-// leader.apply and raft.commit_apply spans under the forward span, each
+// leader.apply span under the forward span and, under it, the Raft commit
+// and the state machine's apply as two spans, one after the other, each
 // with its node's id in the resource.
 func TestTracesFollowerWrite(t *testing.T) {
 	t.Parallel()
@@ -221,20 +222,24 @@ func TestTracesFollowerWrite(t *testing.T) {
 	if res, body := fol.Do(t, "POST", "/api/v1/notes", map[string]any{"title": "traced"}, h); res.StatusCode != http.StatusCreated {
 		t.Fatalf("write on the follower: %d %s", res.StatusCode, body)
 	}
-	got := rc.trace(t, tid, "POST /api/v1/{collection}", "propose", "forward", "leader.apply", "raft.commit_apply")
-	root, prop, fwd, lead, commit := got["POST /api/v1/{collection}"], got["propose"], got["forward"], got["leader.apply"], got["raft.commit_apply"]
+	got := rc.trace(t, tid, "POST /api/v1/{collection}", "propose", "forward", "leader.apply", "raft.commit", "apply")
+	root, prop, fwd, lead, commit, apply := got["POST /api/v1/{collection}"], got["propose"], got["forward"], got["leader.apply"], got["raft.commit"], got["apply"]
 	fid, lid := fol.Stack.Node.NodeID(), leader.Stack.Node.NodeID()
 	for name, sp := range map[string]otlpSpan{"root": root, "propose": prop, "forward": fwd} {
 		if sp.node != fid {
 			t.Errorf("%s span from node %q, want the follower %q", name, sp.node, fid)
 		}
 	}
-	for name, sp := range map[string]otlpSpan{"leader.apply": lead, "raft.commit_apply": commit} {
+	for name, sp := range map[string]otlpSpan{"leader.apply": lead, "raft.commit": commit, "apply": apply} {
 		if sp.node != lid {
 			t.Errorf("%s span from node %q, want the leader %q", name, sp.node, lid)
 		}
 	}
-	links := [][2]otlpSpan{{root, prop}, {prop, fwd}, {fwd, lead}, {lead, commit}}
+	if commit.span.EndTimestamp() > apply.span.StartTimestamp() || apply.span.StartTimestamp() > apply.span.EndTimestamp() {
+		t.Errorf("commit %v-%v and apply %v-%v overlap or run backwards", commit.span.StartTimestamp(), commit.span.EndTimestamp(),
+			apply.span.StartTimestamp(), apply.span.EndTimestamp())
+	}
+	links := [][2]otlpSpan{{root, prop}, {prop, fwd}, {fwd, lead}, {lead, commit}, {lead, apply}}
 	for _, l := range links {
 		if l[1].span.ParentSpanID() != l[0].span.SpanID() {
 			t.Errorf("%s's parent is %s, want %s (%s)", l[1].span.Name(), l[1].span.ParentSpanID(), l[0].span.Name(), l[0].span.SpanID())

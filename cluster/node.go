@@ -54,6 +54,8 @@ type Node struct {
 	acked atomic.Uint64
 	// snapshots counts the snapshots this node persisted.
 	snapshots atomic.Uint64
+	// applied remembers when the last batches were applied (traces).
+	applied applyTimes
 	// storage measures free space (storage.go); stop ends its watch and
 	// the node's other loops (commit nudges, catch-up).
 	storage *storage
@@ -188,7 +190,7 @@ func (n *Node) open() error {
 			return fmt.Errorf("cluster: bootstrap: %w", err)
 		}
 	}
-	r, err := newRaft(cfg.Dir, rc, &raftFSM{sm: n.sm, onApply: n.cfg.OnApply, snapshots: &n.snapshots}, cache, n.logs, snaps, n.trans)
+	r, err := newRaft(cfg.Dir, rc, &raftFSM{sm: n.sm, onApply: n.cfg.OnApply, snapshots: &n.snapshots, times: &n.applied}, cache, n.logs, snaps, n.trans)
 	if err != nil {
 		return fmt.Errorf("cluster: start raft: %w", err)
 	}
@@ -295,10 +297,10 @@ func (n *Node) applyLocal(ctx context.Context, cmd fsm.Command) (any, uint64, er
 	if err := n.writable(); err != nil {
 		return nil, 0, err // also for a write a follower forwarded
 	}
-	_, span := childSpan(ctx, "raft.commit_apply")
+	proposed := time.Now()
 	f := n.raft.Apply(cmd.Encode(), n.cfg.LeaderWait)
 	err := f.Error()
-	span.End()
+	n.commitApplySpans(ctx, proposed, f.Index(), err)
 	if err != nil {
 		switch {
 		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout),

@@ -38,6 +38,8 @@ type raftFSM struct {
 	// (nil: not counted) counts the snapshots persisted.
 	onApply   func(entries int, took time.Duration)
 	snapshots *atomic.Uint64
+	// times (nil: none) remembers when each batch was applied (traces).
+	times *applyTimes
 }
 
 var _ raft.BatchingFSM = (*raftFSM)(nil)
@@ -49,8 +51,12 @@ func (f *raftFSM) ApplyBatch(logs []*raft.Log) []any {
 	}
 	start := time.Now()
 	res := f.sm.ApplyBatch(entries)
+	end := time.Now()
 	if f.onApply != nil {
-		f.onApply(len(entries), time.Since(start))
+		f.onApply(len(entries), end.Sub(start))
+	}
+	if f.times != nil && len(logs) > 0 {
+		f.times.record(logs[0].Index, logs[len(logs)-1].Index, start, end)
 	}
 	out := make([]any, len(res))
 	for i := range res {

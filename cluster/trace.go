@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -95,4 +96,27 @@ func (n *Node) forward(ctx context.Context, cmd fsm.Command) (rpcReply, error) {
 		return n.call(ctx, connForward, cmd.Encode()) // an older leader
 	}
 	return reply, err
+}
+
+// commitApplySpans records, under the span in ctx when it records, the
+// Raft commit (from the proposal until the state machine took the entry)
+// and the apply (the state machine's batch holding it) as two spans,
+// timed from what this node saw; "raft.commit_apply" covers both when the
+// batch's times are gone or the write failed.
+func (n *Node) commitApplySpans(ctx context.Context, proposed time.Time, idx uint64, err error) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
+		return
+	}
+	tr := parent.TracerProvider().Tracer("svcd")
+	start, end, ok := n.applied.lookup(idx)
+	if err != nil || !ok || start.Before(proposed) {
+		_, sp := tr.Start(ctx, "raft.commit_apply", trace.WithTimestamp(proposed))
+		sp.End()
+		return
+	}
+	_, commit := tr.Start(ctx, "raft.commit", trace.WithTimestamp(proposed))
+	commit.End(trace.WithTimestamp(start))
+	_, apply := tr.Start(ctx, "apply", trace.WithTimestamp(start))
+	apply.End(trace.WithTimestamp(end))
 }
