@@ -123,18 +123,8 @@ func (p *SchemaPlan) Create(ctx context.Context, body []byte) error {
 	if p.pendingColl(c.Name) != nil {
 		return FieldError("name", "appears twice in the plan")
 	}
-	if verr := p.sc.validateCollectionIn(c, nil, false, p.pending); verr != nil {
-		return verr
-	}
-	var viewCols []string
-	if c.Type == schema.TypeView {
-		var verr *Error
-		if viewCols, verr = p.viewFields(ctx, c); verr != nil {
-			return verr
-		}
-		c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
-	}
-	if verr := p.sc.checkRulesIn(c, viewCols, nil, p.infos); verr != nil {
+	viewCols, verr := p.check(ctx, c, nil)
+	if verr != nil {
 		return verr
 	}
 	p.steps = append(p.steps, SchemaStep{Create: &collectionCreateCmd{Collection: *c, ViewColumns: viewCols}})
@@ -156,18 +146,8 @@ func (p *SchemaPlan) Update(ctx context.Context, name string, body []byte) error
 	}
 	c.ID, c.Created, c.Version = old.ID, old.Created, old.Version
 	c.Updated = max(p.sc.e.now().Unix(), old.Updated)
-	if verr := p.sc.validateCollectionIn(c, old, false, p.pending); verr != nil {
-		return verr
-	}
-	var viewCols []string
-	if c.Type == schema.TypeView {
-		var verr *Error
-		if viewCols, verr = p.viewFields(ctx, c); verr != nil {
-			return verr
-		}
-		c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
-	}
-	if verr := p.sc.checkRulesIn(c, viewCols, old, p.infos); verr != nil {
+	viewCols, verr := p.check(ctx, c, old)
+	if verr != nil {
 		return verr
 	}
 	p.steps = append(p.steps, SchemaStep{Update: &collectionUpdateCmd{ID: old.ID, Version: old.Version, Collection: *c, ViewColumns: viewCols}})
@@ -321,4 +301,25 @@ func (sc *Schema) applyStep(tx *fsm.Tx, st SchemaStep) error {
 	}
 	_, err = h(tx, cmd)
 	return err
+}
+
+// check validates c (replacing old, nil for a new collection) against the
+// schema as the plan leaves it: its definition, a view's fields (a view
+// takes no write rules) and its rules. It returns a view's columns.
+func (p *SchemaPlan) check(ctx context.Context, c *schema.Collection, old *Coll) ([]string, error) {
+	if verr := p.sc.validateCollectionIn(c, old, false, p.pending); verr != nil {
+		return nil, verr
+	}
+	var viewCols []string
+	if c.Type == schema.TypeView {
+		var verr *Error
+		if viewCols, verr = p.viewFields(ctx, c); verr != nil {
+			return nil, verr
+		}
+		c.CreateRule, c.UpdateRule, c.DeleteRule = nil, nil, nil
+	}
+	if verr := p.sc.checkRulesIn(c, viewCols, old, p.infos); verr != nil {
+		return nil, verr
+	}
+	return viewCols, nil
 }
