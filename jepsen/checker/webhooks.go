@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -70,6 +71,10 @@ type WebhookResult struct {
 	// lists those with two receipts and no election between them.
 	Duplicates  int      `json:"duplicates"`
 	Unexplained []string `json:"unexplained,omitempty"`
+	// Why shows, for the first unexplained duplicates, when and from
+	// which sender each receipt came and the elections seen, so that a
+	// failure can be diagnosed from the report alone.
+	Why []string `json:"why,omitempty"`
 }
 
 // Valid reports a history with nothing wrong in it.
@@ -87,7 +92,7 @@ func CheckWebhooks(h WebhookHistory) WebhookResult {
 	res := WebhookResult{Receipts: len(h.Receipts)}
 	delivered := map[string]bool{}
 	unexpected := map[string]bool{}
-	byDelivery := map[string][]time.Time{}
+	byDelivery := map[string][]WebhookReceipt{}
 	for _, r := range h.Receipts {
 		if !SignatureValid(h.Secret, r.Timestamp, r.Signature, r.Body) {
 			res.BadSignatures++
@@ -110,7 +115,7 @@ func CheckWebhooks(h WebhookHistory) WebhookResult {
 			continue
 		}
 		delivered[key] = true
-		byDelivery[r.Delivery] = append(byDelivery[r.Delivery], r.At)
+		byDelivery[r.Delivery] = append(byDelivery[r.Delivery], r)
 	}
 	res.Delivered = len(delivered)
 	for k := range h.Committed {
@@ -123,15 +128,16 @@ func CheckWebhooks(h WebhookHistory) WebhookResult {
 	}
 	elections := append([]time.Time(nil), h.Elections...)
 	sort.Slice(elections, func(i, j int) bool { return elections[i].Before(elections[j]) })
-	for id, ats := range byDelivery {
-		if len(ats) < 2 {
+	for id, rs := range byDelivery {
+		if len(rs) < 2 {
 			continue
 		}
 		res.Duplicates++
-		sort.Slice(ats, func(i, j int) bool { return ats[i].Before(ats[j]) })
-		for i := 1; i < len(ats); i++ {
-			if !electionBetween(elections, ats[i-1].Add(-h.Slack), ats[i].Add(h.Slack)) {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].At.Before(rs[j].At) })
+		for i := 1; i < len(rs); i++ {
+			if !electionBetween(elections, rs[i-1].At.Add(-h.Slack), rs[i].At.Add(h.Slack)) {
 				res.Unexplained = append(res.Unexplained, id)
+				res.Why = append(res.Why, duplicateWhy(id, rs))
 				break
 			}
 		}
@@ -139,6 +145,17 @@ func CheckWebhooks(h WebhookHistory) WebhookResult {
 	sort.Strings(res.Missing)
 	sort.Strings(res.Unexpected)
 	sort.Strings(res.Unexplained)
+	sort.Strings(res.Why)
+	if len(res.Why) > 5 {
+		res.Why = res.Why[:5]
+	}
+	if len(res.Why) > 0 {
+		var es []string
+		for _, e := range elections {
+			es = append(es, e.UTC().Format("15:04:05.000"))
+		}
+		res.Why = append(res.Why, "elections seen at "+strings.Join(es, ", "))
+	}
 	return res
 }
 
@@ -158,4 +175,13 @@ func SignatureValid(secret, timestamp, signature string, body []byte) bool {
 	mac.Write(body)
 	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
 	return hmac.Equal([]byte(want), []byte(signature))
+}
+
+// duplicateWhy describes the receipts of one delivery: when, from whom.
+func duplicateWhy(id string, rs []WebhookReceipt) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.At.UTC().Format("15:04:05.000") + " from " + r.From
+	}
+	return id + " received at " + strings.Join(parts, ", ")
 }

@@ -188,6 +188,7 @@ func (w *Webhook) Check(ctx context.Context, env *Env) Verdict {
 	}
 	if len(res.Unexplained) > 0 {
 		v.Notes = append(v.Notes, fmt.Sprintf("received twice with no election between: %v", first(res.Unexplained, 10)))
+		v.Notes = append(v.Notes, res.Why...)
 	}
 	return v
 }
