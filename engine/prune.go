@@ -33,6 +33,19 @@ type Pruner struct {
 	Prune func(tx *fsm.Tx, cutoff int64, limit int) (int64, error)
 }
 
+// PruneStatement is a Pruner's Prune for the common case: stmt is one
+// DELETE taking the cutoff (unix seconds) and the limit as its two
+// parameters, in that order.
+func PruneStatement(stmt string) func(tx *fsm.Tx, cutoff int64, limit int) (int64, error) {
+	return func(tx *fsm.Tx, cutoff int64, limit int) (int64, error) {
+		res, err := tx.Exec(stmt, cutoff, limit)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+}
+
 // OnPrune registers p (the registry DESIGN.md lists).
 func (e *Engine) OnPrune(p Pruner) {
 	e.reg.mustOpen("pruner " + p.Name)

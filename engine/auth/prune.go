@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"svcd/engine"
-	"svcd/fsm"
 )
 
 // settingAuditRetention is how long audit entries are kept, in days (0:
@@ -17,12 +16,6 @@ func (au *Auth) registerPruner() {
 	au.core.DefineSettings(engine.SettingDef{Key: settingAuditRetention, Default: "90", Validate: engine.ValidateDays})
 	au.core.OnPrune(engine.Pruner{Name: "audit", Setting: settingAuditRetention,
 		Cutoff: func(now time.Time) int64 { return au.core.DaysCutoff(settingAuditRetention, now) },
-		Prune: func(tx *fsm.Tx, cutoff int64, limit int) (int64, error) {
-			res, err := tx.Exec(`DELETE FROM _svc_audit WHERE id IN (SELECT id FROM _svc_audit
-				WHERE at < ? ORDER BY id LIMIT ?)`, cutoff, limit)
-			if err != nil {
-				return 0, err
-			}
-			return res.RowsAffected()
-		}})
+		Prune: engine.PruneStatement(`DELETE FROM _svc_audit WHERE id IN (SELECT id FROM _svc_audit
+				WHERE at < ? ORDER BY id LIMIT ?)`)})
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"svcd/engine"
-	"svcd/fsm"
 )
 
 // settingRetention is how long record history is kept, in days: 0 (the
@@ -19,12 +18,6 @@ func (h *History) registerPruner() {
 	h.core.DefineSettings(engine.SettingDef{Key: settingRetention, Default: "0", Validate: engine.ValidateDays})
 	h.core.OnPrune(engine.Pruner{Name: "history", Setting: settingRetention,
 		Cutoff: func(now time.Time) int64 { return h.core.DaysCutoff(settingRetention, now) },
-		Prune: func(tx *fsm.Tx, cutoff int64, limit int) (int64, error) {
-			res, err := tx.Exec(`DELETE FROM _svc_history WHERE id IN (SELECT id FROM _svc_history
-				WHERE at < ? ORDER BY id LIMIT ?)`, cutoff, limit)
-			if err != nil {
-				return 0, err
-			}
-			return res.RowsAffected()
-		}})
+		Prune: engine.PruneStatement(`DELETE FROM _svc_history WHERE id IN (SELECT id FROM _svc_history
+				WHERE at < ? ORDER BY id LIMIT ?)`)})
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"svcd/engine"
-	"svcd/fsm"
 )
 
 // registerPruner lets the core's retention (engine/prune.go) drop
@@ -13,12 +12,6 @@ import (
 func (m *Webhooks) registerPruner() {
 	m.core.OnPrune(engine.Pruner{Name: "webhook_deliveries", Setting: settingRetention,
 		Cutoff: func(now time.Time) int64 { return now.Unix() - m.retentionSeconds() },
-		Prune: func(tx *fsm.Tx, cutoff int64, limit int) (int64, error) {
-			res, err := tx.Exec(`DELETE FROM _svc_webhook_deliveries WHERE seq IN (SELECT seq FROM _svc_webhook_deliveries
-				WHERE status IN ('succeeded', 'dead') AND updated < ? ORDER BY seq LIMIT ?)`, cutoff, limit)
-			if err != nil {
-				return 0, err
-			}
-			return res.RowsAffected()
-		}})
+		Prune: engine.PruneStatement(`DELETE FROM _svc_webhook_deliveries WHERE seq IN (SELECT seq FROM _svc_webhook_deliveries
+				WHERE status IN ('succeeded', 'dead') AND updated < ? ORDER BY seq LIMIT ?)`)})
 }
