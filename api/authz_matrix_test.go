@@ -149,6 +149,7 @@ func matrixPaths() []mpath {
 		{name: "sql", run: pathSQL},
 		{name: "mcp", all: pathMCP},
 		{name: "openapi", run: pathOpenAPI},
+		{name: "ops", run: pathOps},
 	}
 }
 

@@ -63,6 +63,10 @@ type Node struct {
 	// nudge asks the leader to tell followers of a commit at once
 	// (commit_nudge.go).
 	nudge chan struct{}
+	// termCommitted is the last term in which this node, leading, saw an
+	// entry of its own term commit (read_index.go): before that its
+	// commit index may miss entries the previous leader committed.
+	termCommitted atomic.Uint64
 	// httpAddrs maps member ids to the HTTP address each last reported
 	// (status.go), so a node can name a leader it can no longer reach.
 	httpAddrs sync.Map

@@ -260,15 +260,6 @@ func isClusterErr(err error) bool {
 		errors.Is(err, ErrDiskFull) || errors.Is(err, ErrStalled)
 }
 
-// leaderReadIndex confirms leadership with a quorum and returns the commit
-// index: everything a read must see.
-func (n *Node) leaderReadIndex() rpcReply {
-	if err := n.raft.VerifyLeader().Error(); err != nil {
-		return rpcReply{NotLeader: true}
-	}
-	return rpcReply{Index: n.raft.CommitIndex()}
-}
-
 // call sends one RPC to the current leader, following leadership changes
 // until ctx ends.
 func (n *Node) call(ctx context.Context, kind byte, body []byte) (rpcReply, error) {
