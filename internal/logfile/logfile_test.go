@@ -177,3 +177,20 @@ func FuzzLogQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestScrubQueryKeepsShapeOnly: a log line keeps paging and shape values
+// but not what a request looked for (a filter, a search, a value a rule
+// reads), which the rules may hide from an admin who reads logs.
+func TestScrubQueryKeepsShapeOnly(t *testing.T) {
+	got := logfile.ScrubQuery(`page=2&perPage=50&sort=-created&filter=email%3D%22alice%40example.com%22&q=alice&expect=41&token=abc`)
+	for _, keep := range []string{"page=2", "perPage=50", "sort=-created", "filter=%5Bredacted%5D", "q=%5Bredacted%5D", "expect=%5Bredacted%5D", "token=%5Bredacted%5D"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("ScrubQuery = %s, want it to contain %s", got, keep)
+		}
+	}
+	for _, gone := range []string{"alice", "41", "abc"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("ScrubQuery = %s kept %q", got, gone)
+		}
+	}
+}

@@ -47,8 +47,23 @@ func Scrub(s string) string {
 	return jwt.ReplaceAllString(s, Redacted)
 }
 
-// ScrubQuery returns a raw query string with the values of parameters
-// that name a secret replaced by Redacted (other values are scrubbed too).
+// shapeParams are the query parameters whose values say how a request
+// is shaped (paging, sorting, which fields, which node), never what data
+// it looks for. A log line keeps their values; every other parameter
+// keeps its name only.
+var shapeParams = map[string]bool{
+	"page": true, "perpage": true, "sort": true, "expand": true, "fields": true, "skiptotal": true,
+	"limit": true, "offset": true, "cursor": true, "node": true, "format": true, "level": true,
+	"date": true, "from": true, "to": true, "mode": true, "consistency": true, "download": true,
+	"thumb": true, "gzip": true, "wait": true, "timeout": true, "dry_run": true, "since": true,
+}
+
+// ScrubQuery returns a raw query string fit for a log line: the values of
+// the shape parameters (scrubbed of anything that looks like a secret)
+// and, for every other parameter, its name with the value Redacted. A
+// filter, a search, or a value a rule reads (?expect=) is data the rules
+// may hide from the admins who read logs (a viewer reads logs, not
+// records), and a parameter that names a secret is never kept anyway.
 func ScrubQuery(raw string) string {
 	if raw == "" {
 		return ""
@@ -59,7 +74,7 @@ func ScrubQuery(raw string) string {
 	}
 	for k, vals := range v {
 		for i := range vals {
-			if SecretKey(k) {
+			if SecretKey(k) || !shapeParams[strings.ToLower(k)] {
 				vals[i] = Redacted
 			} else {
 				vals[i] = Scrub(vals[i])
