@@ -26,8 +26,10 @@ type Auditor interface {
 func (s *Server) audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions ||
-			!strings.HasPrefix(r.URL.Path, "/api/v1/admin/") || r.URL.Path == "/api/v1/admin/migrations/diff" {
-			// A diff is a preview (SPEC.md: previews are not recorded).
+			!strings.HasPrefix(r.URL.Path, "/api/v1/admin/") || r.URL.Path == "/api/v1/admin/migrations/diff" ||
+			r.URL.Path == "/api/v1/admin/logs/search" {
+			// A diff is a preview (SPEC.md: previews are not recorded); a
+			// log search is a read sent as a POST (its query is a body).
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -134,3 +134,17 @@ func auditPage(page, perPage, totalItems, totalPages int, actions ...string) fun
 		}
 	}
 }
+
+// TestLogSearchIsNotAudited: a log search is a read sent as a POST; it
+// writes no audit entry (a write to the settings does, for contrast).
+func TestLogSearchIsNotAudited(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	adm := s.AdminHeaders(t, nil)
+	historyDo(t, s, "POST", "/api/v1/admin/logs/search", map[string]any{"query": "$"}, adm, http.StatusOK)
+	historyDo(t, s, "PATCH", "/api/v1/admin/settings", map[string]any{"audit.retention_days": "60"}, adm, http.StatusOK)
+	log := string(must(t, s, "GET", "/api/v1/admin/audit-log", adm))
+	if strings.Contains(log, "logs") || !strings.Contains(log, "settings") {
+		t.Fatalf("audit log after a log search and a settings write: %s", log)
+	}
+}

@@ -52,6 +52,9 @@ type Options struct {
 	// SchemaMigrations takes, diffs and applies schema snapshots
 	// (engine/migrations; nil: no migration routes).
 	SchemaMigrations SchemaMigrations
+	// RowImports imports records with their ids, times and password
+	// hashes (engine/pbimport; nil: no import route).
+	RowImports RowImports
 	// engine/sqlconsole: the SQL console.
 	SQL SQLConsole
 	// The core's retention (nil: no retention routes).
@@ -137,6 +140,7 @@ type Server struct {
 	notify     Notifications
 	backups    Backups
 	schemaMig  SchemaMigrations
+	rowImports RowImports
 	retention  Retention
 	sql        SQLConsole
 	authn      Authenticator
@@ -209,7 +213,7 @@ func New(opts Options) *Server {
 		settings: opts.Settings, migrations: opts.Migrations, colls: opts.Collections, records: opts.Records,
 		batcher: opts.Batch, indexes: opts.Indexes, csv: opts.CSV, history: opts.History, files: opts.Files, webhooks: opts.Webhooks, workflows: opts.Workflows, scripts: opts.Scripts,
 		flags: opts.Flags, segments: opts.FlagSegments,
-		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications, backups: opts.Backups, sql: opts.SQL, schemaMig: opts.SchemaMigrations, retention: opts.Retention,
+		queues: opts.Queues, workers: opts.Workers, jobs: opts.Jobs, notify: opts.Notifications, backups: opts.Backups, sql: opts.SQL, schemaMig: opts.SchemaMigrations, rowImports: opts.RowImports, retention: opts.Retention,
 		authn: opts.Authenticator, users: opts.UserAuth, flows: opts.AuthFlows, factors: opts.Factors, passkeys: opts.Passkeys, adminAuth: opts.AdminAuth,
 		admins: opts.Admins, auditor: opts.Auditor, oauth2: opts.OAuth2, node: opts.Node, stats: opts.Stats, metrics: newMetricSet(opts.Metrics), setupKey: opts.SetupKey,
 		clusterKey: opts.ClusterKey, secrets: opts.Secrets, region: opts.Region, digestFn: opts.Digest,
@@ -300,6 +304,7 @@ func New(opts Options) *Server {
 			s.mountNotifications(r)
 			s.mountBackups(r)
 			s.mountMigrations(r)
+			s.mountImportRows(r)
 			s.mountRetention(r)
 			s.mountSQL(r)
 			s.mountLogs(r)

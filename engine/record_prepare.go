@@ -57,6 +57,11 @@ func (rs *Records) prepareCreateWith(ci *Coll, body, files map[string]any, admin
 			}
 			continue
 		}
+		if v, ok := files[f.Name]; ok && f.system && f.Name == "password" {
+			// A hash a module imports as stored (engine/pbimport).
+			values[i] = v
+			continue
+		}
 		stored, msg := rs.normalize(f, in)
 		if msg == "" && f.system && f.Name == "password" && stored == nil {
 			msg = "cannot be blank"

@@ -34,6 +34,7 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Backups:          s.Backups,
 		Retention:        s.Retention,
 		SchemaMigrations: s.Migrations,
+		RowImports:       s.Imports,
 		SQL:              s.SQL,
 		Authenticator:    s.Auth,
 		UserAuth:         s.Auth,

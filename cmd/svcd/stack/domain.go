@@ -14,6 +14,7 @@ import (
 	"svcd/engine/jsvm"
 	"svcd/engine/migrations"
 	"svcd/engine/notify"
+	"svcd/engine/pbimport"
 	"svcd/engine/queue"
 	"svcd/engine/search"
 	"svcd/engine/sqlconsole"
@@ -65,6 +66,9 @@ type Domain struct {
 	SQL *sqlconsole.Console
 	// Migrations takes, diffs and applies schema snapshots.
 	Migrations *migrations.Migrations
+	// Imports writes other systems' records with their ids, times and
+	// password hashes.
+	Imports *pbimport.Import
 }
 
 // DomainOptions configure the core and its modules.
@@ -143,6 +147,7 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 		return nil, err
 	}
 	d.Migrations = migrations.New(eng)
+	d.Imports = pbimport.New(eng)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
