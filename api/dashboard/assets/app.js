@@ -9,6 +9,9 @@ import { collectionsPage, newCollectionPage } from "./collections.js";
 import { recordsPage, recordPage } from "./records.js";
 import { tokensPage } from "./tokens.js";
 import { clusterPage } from "./cluster.js";
+import { can } from "./api.js";
+import { usersIndexPage, usersPage } from "./users.js";
+import { adminsPage } from "./admins.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -21,6 +24,9 @@ const routes = [
   [/^\/_\/collections\/([^/]+)\/records\/([^/]+)$/, (m) => recordPage(decodeURIComponent(m[1]), decodeURIComponent(m[2]))],
   [/^\/_\/tokens$/, () => tokensPage()],
   [/^\/_\/members$/, () => clusterPage()],
+  [/^\/_\/users$/, () => usersIndexPage()],
+  [/^\/_\/users\/([^/]+)$/, (m) => usersPage(decodeURIComponent(m[1]))],
+  [/^\/_\/admins$/, () => adminsPage()],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -65,7 +71,8 @@ function drawNav(s) {
   mount(top,
     h("strong", { class: "brand" }, "svcd"),
     h("nav", { "aria-label": "Main" },
-      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster")),
+      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster"),
+      link("/_/users", "Users"), can("owner") ? link("/_/admins", "Admins") : null),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",
