@@ -12,6 +12,9 @@ import { clusterPage } from "./cluster.js";
 import { can } from "./api.js";
 import { usersIndexPage, usersPage } from "./users.js";
 import { adminsPage } from "./admins.js";
+import { settingsPage } from "./settings.js";
+import { logsPage } from "./logs.js";
+import { auditPage } from "./audit.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -27,6 +30,9 @@ const routes = [
   [/^\/_\/users$/, () => usersIndexPage()],
   [/^\/_\/users\/([^/]+)$/, (m) => usersPage(decodeURIComponent(m[1]))],
   [/^\/_\/admins$/, () => adminsPage()],
+  [/^\/_\/settings$/, () => settingsPage()],
+  [/^\/_\/logs$/, () => logsPage()],
+  [/^\/_\/audit$/, () => auditPage()],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -72,7 +78,8 @@ function drawNav(s) {
     h("strong", { class: "brand" }, "svcd"),
     h("nav", { "aria-label": "Main" },
       link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster"),
-      link("/_/users", "Users"), can("owner") ? link("/_/admins", "Admins") : null),
+      link("/_/users", "Users"), can("owner") ? link("/_/admins", "Admins") : null,
+      can("owner") ? link("/_/settings", "Settings") : null, link("/_/logs", "Logs"), link("/_/audit", "Audit log")),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",
