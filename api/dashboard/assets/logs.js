@@ -40,7 +40,7 @@ function summary(l) {
 
 export async function logsPage() {
   const q = h("input", { type: "search", name: "log_q", autocomplete: "off", spellcheck: "false" });
-  const date = h("input", { type: "date", name: "log_date" });
+  const date = h("input", { type: "text", name: "log_date", autocomplete: "off", spellcheck: "false", placeholder: "YYYY-MM-DD", size: "10" });
   const level = h("select", { name: "log_level" },
     h("option", { value: "" }, "any"), ["debug", "info", "warn", "error"].map((l) => h("option", { value: l }, l)));
   const all = h("input", { type: "checkbox", name: "log_all_nodes" });
@@ -55,7 +55,7 @@ export async function logsPage() {
     err.set("");
     const p = new URLSearchParams({ page: String(state.page), perPage: String(PER_PAGE) });
     if (q.value) p.set("q", q.value);
-    if (date.value) p.set("date", date.value);
+    if (date.value.trim()) p.set("date", date.value.trim());
     if (level.value) p.set("level", level.value);
     if (all.checked) p.set("node", "all");
     const res = await call("GET", "/api/v1/admin/logs?" + p.toString());
