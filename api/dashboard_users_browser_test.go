@@ -54,9 +54,9 @@ func TestDashboardUsersBrowser(t *testing.T) {
 		t.Fatalf("the impersonation token is of %v, want %s", me["id"], eveID)
 	}
 	p.checkNamed("impersonation")
-	p.shot("dashboard-users")
 	p.press("Done")
 	p.waitFor("the token gone", `!document.getElementById("impersonation-token")`, 10*time.Second)
+	p.shot("dashboard-users")
 	if strings.Contains(p.text(`document.body.innerText`), tok) {
 		t.Fatal("the impersonation token is still shown after Done")
 	}

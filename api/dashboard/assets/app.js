@@ -15,6 +15,8 @@ import { adminsPage } from "./admins.js";
 import { settingsPage } from "./settings.js";
 import { logsPage } from "./logs.js";
 import { auditPage } from "./audit.js";
+import { webhooksPage, webhookPage } from "./webhooks.js";
+import { flagsPage, flagPage } from "./flags.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -33,6 +35,10 @@ const routes = [
   [/^\/_\/settings$/, () => settingsPage()],
   [/^\/_\/logs$/, () => logsPage()],
   [/^\/_\/audit$/, () => auditPage()],
+  [/^\/_\/webhooks$/, () => webhooksPage()],
+  [/^\/_\/webhooks\/([^/]+)$/, (m) => webhookPage(decodeURIComponent(m[1]))],
+  [/^\/_\/flags$/, () => flagsPage()],
+  [/^\/_\/flags\/([^/]+)$/, (m) => flagPage(decodeURIComponent(m[1]))],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -79,7 +85,8 @@ function drawNav(s) {
     h("nav", { "aria-label": "Main" },
       link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster"),
       link("/_/users", "Users"), can("owner") ? link("/_/admins", "Admins") : null,
-      can("owner") ? link("/_/settings", "Settings") : null, link("/_/logs", "Logs"), link("/_/audit", "Audit log")),
+      can("owner") ? link("/_/settings", "Settings") : null, link("/_/logs", "Logs"), link("/_/audit", "Audit log"),
+      can("developer") ? [link("/_/webhooks", "Webhooks"), link("/_/flags", "Flags")] : null),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",
