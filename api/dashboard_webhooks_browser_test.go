@@ -17,7 +17,9 @@ import (
 func TestDashboardWebhooksBrowser(t *testing.T) {
 	srv := startWebhookNode(t, apitest.Options{})
 	ok := newReceiver(t, nil)
-	bad := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { http.Error(w, "try later", http.StatusServiceUnavailable) })
+	bad := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "try later", http.StatusServiceUnavailable)
+	})
 	srv.CreateCollection(t, map[string]any{"name": "orders", "create_rule": "", "fields": []map[string]any{{"name": "item", "type": "text"}}})
 	failing := createWebhook(t, srv, map[string]any{"url": bad.URL + "/fail", "events": []string{"orders.create"}, "retry_max": 1})
 
