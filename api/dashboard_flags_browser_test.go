@@ -36,7 +36,7 @@ func TestDashboardFlagsBrowser(t *testing.T) {
 	// A definition with two problems: both listed by path, nothing saved.
 	p.mustJS(`(() => { const t = document.querySelector("textarea[name=flag_definition]"); const d = JSON.parse(t.value);
 		d.default_value = "yes"; d.rules = [{when: {attr: "country", op: "older_than", value: 1}, variation: "on"}];
-		t.value = JSON.stringify(d); return true; })()`)
+		t.value = JSON.stringify(d, null, 2); return true; })()`)
 	p.press("Save flag")
 	p.waitFor("the problems", `document.querySelectorAll("#flag-problems li").length === 2 &&
 		document.getElementById("flag-problems").textContent.includes("rules.0.when.op") &&
@@ -51,7 +51,7 @@ func TestDashboardFlagsBrowser(t *testing.T) {
 	// Fixed: saved, then evaluated with the reason.
 	p.mustJS(`(() => { const t = document.querySelector("textarea[name=flag_definition]"); const d = JSON.parse(t.value);
 		d.default_value = false; d.enabled = true; d.rules = [{id: "eu", when: {attr: "country", op: "in", value: ["FR", "DE"]}, variation: "on"}];
-		t.value = JSON.stringify(d); return true; })()`)
+		t.value = JSON.stringify(d, null, 2); return true; })()`)
 	p.press("Save flag")
 	p.waitFor("the save", `document.querySelector("form [role=status]").textContent === "Saved." && !document.querySelector("#flag-problems li")`, 10*time.Second)
 	if v := public(); v != true {

@@ -51,7 +51,7 @@ func TestDashboardSettingsBrowser(t *testing.T) {
 		t.Fatalf("a refused save changed smtp.port to %v", v)
 	}
 	p.checkNamed("settings")
-	p.mustJS(`document.querySelector("#settings-smtp").scrollIntoView() === undefined`)
+	p.mustJS(`(() => { document.querySelector("#settings-smtp").scrollIntoView(); return true; })()`)
 	p.shot("dashboard-settings")
 
 	// Fixed, with a new secret typed in.

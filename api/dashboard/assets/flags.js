@@ -62,7 +62,7 @@ export async function flagPage(key) {
   const res = await call("GET", flagURL(key));
   if (!res.ok) return { node: h("section", {}, h("h1", {}, "Flag " + key), h("p", { class: "error", role: "alert" }, describeError(res))) };
   const write = can("developer");
-  const text = h("textarea", { name: "flag_definition", rows: "18", cols: "80", spellcheck: "false", disabled: !write,
+  const text = h("textarea", { name: "flag_definition", rows: "14", cols: "80", spellcheck: "false", disabled: !write,
     value: JSON.stringify(definition(res.data), null, 2) });
   const err = alertBox();
   const problems = h("ul", { class: "error", id: "flag-problems" });
