@@ -2,7 +2,7 @@
 // decides): list, add one with a role, change a role, remove one; and the
 // admin sessions: list, end one, end all (force logout, the caller's own
 // session included). Removals and logouts are behind a confirmation.
-import { call, can, session } from "./api.js";
+import { call, can, session, setSession } from "./api.js";
 import { h, mount, field, alertBox, describeError, when, confirmButton } from "./ui.js";
 import { go } from "./nav.js";
 
@@ -34,6 +34,10 @@ export async function adminsPage() {
           if (!r.ok) { err.set(describeError(r)); role.value = a.role; return; }
           a.role = r.data.role;
           done.textContent = "Role of " + a.email + " is now " + a.role + ".";
+          if (a.id === me.id) { // this tab's own role: the page follows it
+            setSession({ ...session(), admin: { ...me, role: a.role } });
+            window.dispatchEvent(new Event("svcd:navigate"));
+          }
         } }, "Save role of " + a.email), " ",
         a.id === me.id ? null : confirmButton("Remove " + a.email, "Confirm remove", async () => {
           err.set("");
