@@ -38,6 +38,12 @@ func TestDashboardUsersBrowser(t *testing.T) {
 	p.press("members")
 	p.waitFor("two users", `document.querySelectorAll("#users tbody tr").length === 2`, 10*time.Second)
 	p.checkNamed("users")
+	p.fill("input[name=user_search]", `EVE@"`)
+	p.press("Find users")
+	p.waitFor("no user", `document.body.textContent.includes("No users.")`, 10*time.Second)
+	p.fill("input[name=user_search]", "EVE@")
+	p.press("Find users")
+	p.waitFor("eve alone", `document.querySelectorAll("#users tbody tr").length === 1 && document.querySelector("#users tbody").textContent.includes("eve@example.com")`, 10*time.Second)
 
 	p.press("Disable MFA for eve@example.com")
 	p.press("Confirm disable MFA")
@@ -137,6 +143,35 @@ func TestDashboardUsersBrowser(t *testing.T) {
 	p.waitFor("the sign-in form", `document.querySelector("input[name=email]") && !document.getElementById("role")`, 10*time.Second)
 	if res, _ := srv.AdminDo(t, http.MethodGet, "/api/v1/admin/collections", nil); res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("an admin token survived Force logout: %d", res.StatusCode)
+	}
+
+	// With a second owner, the owner demotes themselves: the page follows.
+	p.signIn(apitest.AdminEmail, apitest.AdminPassword)
+	res, body = srv.Do(t, http.MethodPost, "/api/v1/admin/auth/login", map[string]any{"email": apitest.AdminEmail, "password": apitest.AdminPassword}, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("owner login: %d %s", res.StatusCode, body)
+	}
+	owner := bearer(apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["token"].(string))
+	data(t, srv, http.StatusCreated, http.MethodPost, "/api/v1/admin/admins",
+		map[string]any{"email": "owner2@example.com", "password": apitest.AdminPassword, "role": "owner"}, owner)
+	p.goTo("/_/admins")
+	p.waitFor("the second owner", `document.querySelector("#admins") && document.querySelector("#admins").textContent.includes("owner2@example.com")`, 10*time.Second)
+	p.choose(`select[name="role_`+ownerID+`"]`, "developer")
+	p.press("Save role of " + ownerEmail)
+	p.waitFor("the page as a developer", `document.getElementById("role").textContent === "developer" && !`+controlJS("Admins"), 10*time.Second)
+	res, body = srv.Do(t, http.MethodPost, "/api/v1/admin/auth/login", map[string]any{"email": "owner2@example.com", "password": apitest.AdminPassword}, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("owner2 login: %d %s", res.StatusCode, body)
+	}
+	owner2 := bearer(apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["token"].(string))
+	res, body = srv.Do(t, http.MethodGet, "/api/v1/admin/admins", nil, owner2)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("admins: %d %s", res.StatusCode, body)
+	}
+	for _, a := range apitest.List(t, apitest.DecodeMap(t, body)["data"]) {
+		if m := apitest.Obj(t, a); m["id"] == ownerID && m["role"] != "developer" {
+			t.Fatalf("the self-demoted owner has role %v", m["role"])
+		}
 	}
 }
 

@@ -1,6 +1,6 @@
 // users.js: the users of auth collections. /_/users lists the auth
-// collections; /_/users/NAME pages through NAME's users (the records API)
-// and, for an editor or above, offers per user "Disable MFA" (clears the
+// collections; /_/users/NAME pages through NAME's users (the records API;
+// a search by email is the filter email ~ "text") and, for an editor or above, offers per user "Disable MFA" (clears the
 // user's TOTP and recovery codes) and "Impersonate" (a one-hour user
 // token, shown this once), both behind a confirmation.
 import { call, can } from "./api.js";
@@ -57,11 +57,16 @@ export async function usersPage(name) {
     }),
   ] : null;
 
+  const search = h("input", { type: "search", name: "user_search", autocomplete: "off", spellcheck: "false" });
   const load = async () => {
     err.set("");
     const q = new URLSearchParams({ page: String(state.page), perPage: String(PER_PAGE), sort: "email" });
+    const term = search.value.trim();
+    if (term) q.set("filter", "email ~ " + JSON.stringify(term)); // a JSON string is a valid filter literal
     const res = await call("GET", "/api/v1/" + encodeURIComponent(name) + "?" + q.toString());
     if (!res.ok) { err.set(describeError(res)); mount(table); mount(pager); return; }
+    const fe = res.headers.get("X-Svc-Filter-Error");
+    if (fe) err.set("Search not applied: " + fe);
     const body = Array.isArray(res.body.data) ? res.body : res.body.data; // the records list shape
     const users = body.data || [];
     status.textContent = "Page " + body.page + " of " + Math.max(1, body.totalPages) + " · " + body.totalItems + " users";
@@ -82,5 +87,7 @@ export async function usersPage(name) {
   return { node: h("section", {}, heading,
     h("p", {}, h("a", { href: "/_/users" }, "All auth collections")),
     editor ? h("p", { class: "hint" }, "Disable MFA clears the user's TOTP and recovery codes (whether it was on or not: the admin API does not show it). Impersonate gives a one-hour token of the user.") : null,
+    h("form", { class: "bar", role: "search", onsubmit: (e) => { e.preventDefault(); state.page = 1; load(); } },
+      field("Email contains", search), h("button", { type: "submit" }, "Find users")),
     outcome, err, status, table, pager) };
 }
