@@ -1,6 +1,7 @@
 // logs.js: the log browser over GET /api/v1/admin/logs (any admin): text,
 // day and level filters, every node's lines (node=all, with the members
-// that did not answer named), 30 lines a page, newest first. Also the
+// that did not answer named), 30 lines a page, newest first; or, with a
+// JSONPath query, POST /api/v1/admin/logs/search over the same day. Also the
 // pager and filter-form pieces audit.js shares.
 import { call } from "./api.js";
 import { h, mount, field, alertBox, describeError } from "./ui.js";
@@ -19,11 +20,14 @@ export function pager(el, body, noun, go) {
     h("button", { type: "button", disabled: body.page >= pages, onclick: () => go(body.page + 1) }, "Next page"));
 }
 
-/** badFields marks the filter controls the server's 400 details name. */
+/**
+ * badFields marks the filter controls the server's details name: controls
+ * maps a parameter name to its control (one control may serve several).
+ */
 export function badFields(controls, details) {
+  for (const el of Object.values(controls)) el.removeAttribute("aria-invalid");
   for (const [name, el] of Object.entries(controls)) {
     if (details && details[name]) el.setAttribute("aria-invalid", "true");
-    else el.removeAttribute("aria-invalid");
   }
 }
 
@@ -44,6 +48,7 @@ export async function logsPage() {
   const level = h("select", { name: "log_level" },
     h("option", { value: "" }, "any"), ["debug", "info", "warn", "error"].map((l) => h("option", { value: l }, l)));
   const all = h("input", { type: "checkbox", name: "log_all_nodes" });
+  const jsonpath = h("input", { type: "text", name: "log_jsonpath", autocomplete: "off", spellcheck: "false", placeholder: "$[?@.status >= 500]" });
   const err = alertBox();
   const nodes = h("p", { class: "status", id: "log-nodes" });
   const table = h("div", { class: "table-wrap" });
@@ -58,9 +63,13 @@ export async function logsPage() {
     if (date.value.trim()) p.set("date", date.value.trim());
     if (level.value) p.set("level", level.value);
     if (all.checked) p.set("node", "all");
-    const res = await call("GET", "/api/v1/admin/logs?" + p.toString());
+    const day = date.value.trim();
+    const res = jsonpath.value.trim() ?
+      await call("POST", "/api/v1/admin/logs/search" + (all.checked ? "?node=all" : ""),
+        { query: jsonpath.value.trim(), page: state.page, limit: PER_PAGE, from: day || undefined, to: day || undefined }) :
+      await call("GET", "/api/v1/admin/logs?" + p.toString());
     if (location.pathname !== here) return;
-    badFields({ q, date, level }, res.details);
+    badFields({ q, date, level, query: jsonpath, from: date }, res.details);
     if (!res.ok) { err.set(describeError(res)); mount(table); mount(pages); nodes.textContent = ""; return; }
     const body = res.data;
     nodes.textContent = body.nodes ? "Nodes: " + body.nodes.join(", ") +
@@ -76,7 +85,9 @@ export async function logsPage() {
   };
   const form = h("form", { class: "card bar", role: "search", onsubmit: (e) => { e.preventDefault(); state.page = 1; load(); } },
     field("Contains", q), field("Day (UTC)", date, "Empty: today."), field("Level at least", level),
-    field("Every node", all), h("button", { type: "submit" }, "Show lines"));
+    field("Every node", all),
+    field("JSONPath", jsonpath, "Instead of text and level: lines the query selects (POST /admin/logs/search)."),
+    h("button", { type: "submit" }, "Show lines"));
   await load();
   return { node: h("section", {}, h("h1", {}, "Logs"), form, err, nodes, table, pages) };
 }
