@@ -48,6 +48,8 @@ func isPage(seg string) bool {
 	switch seg {
 	case "collections", "tokens", "members":
 		return true
+	case "users", "admins", "settings", "logs", "audit", "webhooks", "flags":
+		return true
 	}
 	return false
 }

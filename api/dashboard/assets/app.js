@@ -9,6 +9,14 @@ import { collectionsPage, newCollectionPage } from "./collections.js";
 import { recordsPage, recordPage } from "./records.js";
 import { tokensPage } from "./tokens.js";
 import { clusterPage } from "./cluster.js";
+import { can } from "./api.js";
+import { usersIndexPage, usersPage } from "./users.js";
+import { adminsPage } from "./admins.js";
+import { settingsPage } from "./settings.js";
+import { logsPage } from "./logs.js";
+import { auditPage } from "./audit.js";
+import { webhooksPage, webhookPage } from "./webhooks.js";
+import { flagsPage, flagPage } from "./flags.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -21,6 +29,16 @@ const routes = [
   [/^\/_\/collections\/([^/]+)\/records\/([^/]+)$/, (m) => recordPage(decodeURIComponent(m[1]), decodeURIComponent(m[2]))],
   [/^\/_\/tokens$/, () => tokensPage()],
   [/^\/_\/members$/, () => clusterPage()],
+  [/^\/_\/users$/, () => usersIndexPage()],
+  [/^\/_\/users\/([^/]+)$/, (m) => usersPage(decodeURIComponent(m[1]))],
+  [/^\/_\/admins$/, () => adminsPage()],
+  [/^\/_\/settings$/, () => settingsPage()],
+  [/^\/_\/logs$/, () => logsPage()],
+  [/^\/_\/audit$/, () => auditPage()],
+  [/^\/_\/webhooks$/, () => webhooksPage()],
+  [/^\/_\/webhooks\/([^/]+)$/, (m) => webhookPage(decodeURIComponent(m[1]))],
+  [/^\/_\/flags$/, () => flagsPage()],
+  [/^\/_\/flags\/([^/]+)$/, (m) => flagPage(decodeURIComponent(m[1]))],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -65,7 +83,10 @@ function drawNav(s) {
   mount(top,
     h("strong", { class: "brand" }, "svcd"),
     h("nav", { "aria-label": "Main" },
-      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster")),
+      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster"),
+      link("/_/users", "Users"), can("owner") ? link("/_/admins", "Admins") : null,
+      can("owner") ? link("/_/settings", "Settings") : null, link("/_/logs", "Logs"), link("/_/audit", "Audit log"),
+      can("developer") ? [link("/_/webhooks", "Webhooks"), link("/_/flags", "Flags")] : null),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",
