@@ -17,6 +17,11 @@ const (
 	// cmdComplete ends a run: succeeded, queued again with backoff, or
 	// dead.
 	cmdComplete fsm.Type = 92
+	// cmdCompleteFromClaim is cmdComplete whose retry backoff counts from
+	// the claim's end at most (retryBase). A new type, not a new rule for
+	// 92: entries of 92 replay as they applied, and a node of an older
+	// version stops at 165 instead of applying it differently.
+	cmdCompleteFromClaim fsm.Type = 165
 	// cmdReap releases claims past the visibility timeout, marks lost the
 	// runs of scheduled jobs whose leader went away, and drops old
 	// succeeded jobs.
@@ -46,7 +51,8 @@ func (q *Queue) registerCommands() {
 	engine.RegisterResult[fireResult](q.core, "queue.fired")
 	q.core.Command(cmdEnqueue, "queue.enqueue", q.applyEnqueue)
 	q.core.Command(cmdClaim, "queue.claim", q.applyClaim)
-	q.core.Command(cmdComplete, "queue.complete", q.applyComplete)
+	q.core.Command(cmdComplete, "queue.complete", func(tx *fsm.Tx, cmd fsm.Command) (any, error) { return q.applyComplete(tx, cmd, false) })
+	q.core.Command(cmdCompleteFromClaim, "queue.complete_from_claim", func(tx *fsm.Tx, cmd fsm.Command) (any, error) { return q.applyComplete(tx, cmd, true) })
 	q.core.Command(cmdReap, "queue.reap", q.applyReap)
 	q.core.Command(cmdRetry, "queue.retry", q.applyRetry)
 	q.core.Command(cmdWorker, "queue.worker", q.applyWorker)

@@ -46,7 +46,7 @@ func (q *Queue) Complete(ctx context.Context, id string, attempt int64, result a
 	} else {
 		c.Result, c.Error = resultJSON(result)
 	}
-	_, _, err := q.core.Propose(ctx, cmdComplete, c)
+	_, _, err := q.core.Propose(ctx, cmdCompleteFromClaim, c)
 	return err
 }
 
@@ -89,7 +89,22 @@ func BackoffMs(backoff string, retryDelayMs, attempt int64) int64 {
 	return min(d, maxBackoffMs)
 }
 
-func (q *Queue) applyComplete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+// retryBase is the time a failed attempt's backoff counts from: the
+// completing worker's clock, but never later than the claim's end. The
+// claim's end comes from the leader's clock (claim.go) and a completion
+// is accepted only while the claim holds, so a worker whose clock runs
+// ahead (the jepsen suite's clock-skew fault found one nine minutes
+// ahead) does not push the retry that far into the future.
+func retryBase(now, claimUntil int64) int64 {
+	if claimUntil > 0 && claimUntil < now {
+		return claimUntil
+	}
+	return now
+}
+
+// applyComplete applies a completion; fromClaim bounds the retry's
+// backoff base by the claim's end (command 165; 92 does not).
+func (q *Queue) applyComplete(tx *fsm.Tx, cmd fsm.Command, fromClaim bool) (any, error) {
 	c, err := engine.DecodeCmd[completeCmd](cmd)
 	if err != nil {
 		return nil, err
@@ -97,9 +112,10 @@ func (q *Queue) applyComplete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	var (
 		state, queue, backoff        string
 		attempt, retries, retryDelay int64
+		claimUntil                   int64 // 0: none
 	)
-	err = tx.QueryRow(`SELECT state, queue, attempt, retries, backoff, retry_delay_ms FROM _svc_queue_jobs WHERE id = ?`, c.ID).
-		Scan(&state, &queue, &attempt, &retries, &backoff, &retryDelay)
+	err = tx.QueryRow(`SELECT state, queue, attempt, retries, backoff, retry_delay_ms, coalesce(claim_until_ms, 0) FROM _svc_queue_jobs WHERE id = ?`, c.ID).
+		Scan(&state, &queue, &attempt, &retries, &backoff, &retryDelay, &claimUntil)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errJobNotFound
 	}
@@ -125,7 +141,11 @@ func (q *Queue) applyComplete(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	case attempt <= retries:
 		runAfter := int64(dueNow)
 		if d := BackoffMs(backoff, retryDelay, attempt); d > 0 {
-			runAfter = c.Now + d
+			base := c.Now
+			if fromClaim {
+				base = retryBase(c.Now, claimUntil)
+			}
+			runAfter = base + d
 		}
 		_, err = tx.Exec(`UPDATE _svc_queue_jobs SET state = 'queued', last_error = ?, run_after_ms = ?,
 			claimed_by = NULL, claim_until_ms = NULL, updated_ms = ? WHERE id = ?`,

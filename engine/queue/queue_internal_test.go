@@ -285,3 +285,27 @@ func TestReaperReleasesExpiredClaims(t *testing.T) {
 		t.Fatalf("completed: %+v", j)
 	}
 }
+
+// TestRetryBackoffCountsFromTheClaimAtMost: a failure completed by a
+// worker whose clock runs far ahead of the leader's (here the one clock
+// jumps past the claim's end) schedules the retry from the claim's end,
+// not from that clock: the job is due again at once instead of minutes
+// later.
+func TestRetryBackoffCountsFromTheClaimAtMost(t *testing.T) {
+	v := newEnv(t)
+	w := v.worker("q", 1)
+	id, _, err := v.q.Enqueue(v.ctx, "q", nil, EnqueueOptions{Retries: i64(2), RetryDelayMs: i64(1000)})
+	v.ok(err)
+	c, err := v.q.Claim(v.ctx, w.ID, "q", 1, "n1")
+	v.ok(err)
+	if len(c) != 1 {
+		t.Fatalf("claim: %+v", c)
+	}
+	v.clk.advance(9 * time.Minute)
+	v.ok(v.q.Complete(v.ctx, id, c[0].Attempt, nil, errors.New("boom")))
+	c, err = v.q.Claim(v.ctx, w.ID, "q", 1, "n1")
+	v.ok(err)
+	if len(c) != 1 || c[0].Attempt != 2 {
+		t.Fatalf("the retry is not due: %+v (job %+v)", c, v.job("q", id))
+	}
+}
