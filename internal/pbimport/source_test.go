@@ -3,7 +3,6 @@ package pbimport_test
 import (
 	"archive/tar"
 	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,47 +18,11 @@ import (
 // (testdata/mkfixture) and returns its path.
 func fixture(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("testdata/pb_data_v0.40.4.tar.gz")
+	dir, err := pbimport.Unpack("testdata/pb_data_v0.40.4.tar.gz", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, filepath.Clean(h.Name))
-		if !strings.HasPrefix(p, dir+string(os.PathSeparator)) {
-			t.Fatalf("tar entry %s escapes", h.Name)
-		}
-		if h.Typeflag == tar.TypeDir {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "pb_data")
+	return dir
 }
 
 func TestReadFixture(t *testing.T) {
@@ -165,5 +128,35 @@ func TestOpenRefusesOtherDirectories(t *testing.T) {
 	}
 	if _, err := pbimport.Open(dir); err == nil || !strings.Contains(err.Error(), "_collections") {
 		t.Errorf("an empty database: %v", err)
+	}
+}
+
+// TestUnpackRefusesEscapes: an archive entry that would land outside the
+// directory, or a link, is refused.
+func TestUnpackRefusesEscapes(t *testing.T) {
+	for _, h := range []*tar.Header{
+		{Name: "../evil/data.db", Typeflag: tar.TypeReg, Mode: 0o644},
+		{Name: "pb_data/data.db", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"},
+	} {
+		p := filepath.Join(t.TempDir(), "x.tar.gz")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gz := gzip.NewWriter(f)
+		tw := tar.NewWriter(gz)
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		tw.Close()
+		gz.Close()
+		f.Close()
+		dir := t.TempDir()
+		if _, err := pbimport.Unpack(p, filepath.Join(dir, "in")); err == nil {
+			t.Errorf("%s (%c) unpacked", h.Name, h.Typeflag)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
+			t.Errorf("%s escaped", h.Name)
+		}
 	}
 }
