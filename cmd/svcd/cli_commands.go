@@ -78,6 +78,24 @@ SVC_TOKEN=$TOKEN svcd backup --url http://10.0.0.1:8090 --to - | gzip > backup.d
 			run:   runBackup,
 		},
 		{
+			name: "import-pocketbase", args: "[--url URL] [--report FILE] [--dry-run] PB_DATA",
+			summary: "import a PocketBase app's collections, records, users and files",
+			about: `Reads a PocketBase data directory (pb_data, or a .tar.gz of one; it is
+copied first and never written) and carries it to the node at --url (or
+SVC_URL), with an owner's token in SVC_TOKEN, through the node's API and
+so through the cluster's log: collections translated (rules, fields,
+indexes; a name svcd reserves is renamed), then records with their ids,
+times and password hashes (users sign in with their PocketBase password),
+then files. Collections and records that exist are skipped, so running
+it again changes nothing. It prints what it did and everything it could
+not carry over as it was (docs/pocketbase.md); it exits 1 when a record
+or a file failed.`,
+			examples: `SVC_TOKEN=$TOKEN svcd import-pocketbase --dry-run ./pb_data
+SVC_TOKEN=$TOKEN svcd import-pocketbase --url http://10.0.0.1:8090 --report import.json ./pb_data`,
+			flags: func() *flag.FlagSet { return importPBFlagSet(&importPBOptions{}) },
+			run:   runImportPocketBase,
+		},
+		{
 			name: "mcp", args: "[--read-only] [--url URL]",
 			summary: "stdio bridge to a node's agent protocol (MCP)",
 			about: `Speaks the Model Context Protocol on stdin and stdout (newline-delimited
