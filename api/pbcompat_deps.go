@@ -32,5 +32,22 @@ func (s *Server) pbDeps() pbcompat.Deps {
 		Realtime:    s.rt,
 		Files:       s.files,
 		Batch:       s.batcher,
+		Off: func(w http.ResponseWriter, r *http.Request) {
+			s.writeError(w, r, errRouteNotFound)
+		},
 	}
+}
+
+// pbServes reports whether PocketBase's layer answers r's path: its
+// unknown paths and methods get PocketBase's error envelope while the
+// layer is on.
+func (s *Server) pbServes(r *http.Request) bool {
+	if !pbcompat.OwnsPath(r.URL.Path) {
+		return false
+	}
+	d := pbcompat.Deps{}
+	if s.settings != nil {
+		d.Settings = s.settings
+	}
+	return d.Enabled()
 }

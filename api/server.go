@@ -348,11 +348,19 @@ func New(opts Options) *Server {
 		if s.site.claims(r) && s.site.serve(w, r) {
 			return
 		}
+		if s.pbServes(r) {
+			pbcompat.WriteError(w, r, pbcompat.NewError(http.StatusNotFound, "", nil))
+			return
+		}
 		s.writeError(w, r, errRouteNotFound)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowedMethods(r.URL.Path); allow != "" {
 			w.Header().Set("Allow", allow)
+		}
+		if s.pbServes(r) {
+			pbcompat.WriteError(w, r, pbcompat.NewError(http.StatusMethodNotAllowed, "", nil))
+			return
 		}
 		s.writeError(w, r, errMethodNotAllowed)
 	})

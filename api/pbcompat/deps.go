@@ -51,6 +51,9 @@ type Deps struct {
 	// ClientIP is the caller's address (api's, which knows the trusted
 	// proxies); nil: the peer address.
 	ClientIP func(r *http.Request) string
+	// Off answers a request while the layer is turned off (svcd's 404:
+	// the paths do not exist then); nil: PocketBase's 404.
+	Off http.HandlerFunc
 	// RecordScope reports whether p may reach coll's records (an API
 	// token's scopes), write for a write.
 	RecordScope func(p engine.Principal, coll string, write bool) bool

@@ -209,6 +209,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
+	if e.Status == http.StatusUnauthorized {
+		// RFC 9110 asks for it on a 401; PocketBase's SDK ignores it.
+		w.Header().Set("WWW-Authenticate", `Bearer realm="svc"`)
+	}
 	if ee := engine.AsError(err); ee != nil && ee.ETag != "" {
 		w.Header().Set("ETag", ee.ETag)
 	}

@@ -29,6 +29,13 @@ func Mount(r chi.Router, d Deps) {
 	})
 }
 
+// OwnsPath reports whether a route pattern or path is PocketBase's (the
+// layer's): everything under /api/ outside svcd's own /api/v1. The OpenAPI
+// document leaves these out (docs/pocketbase.md describes them).
+func OwnsPath(path string) bool {
+	return strings.HasPrefix(path, "/api/") && path != "/api/v1" && !strings.HasPrefix(path, "/api/v1/")
+}
+
 // Enabled reports whether the layer serves requests now.
 func (d *Deps) Enabled() bool {
 	if d.Settings == nil {
@@ -45,6 +52,10 @@ func (d *Deps) Enabled() bool {
 func (d *Deps) gate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !d.Enabled() {
+			if d.Off != nil {
+				d.Off(w, r)
+				return
+			}
 			WriteError(w, r, NewError(http.StatusNotFound, "", nil))
 			return
 		}

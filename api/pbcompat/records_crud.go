@@ -34,7 +34,7 @@ func (d *Deps) recordColl(w http.ResponseWriter, r *http.Request, write bool) (*
 		return nil, false
 	}
 	if d.RecordScope != nil && !d.RecordScope(Principal(r), c.Name, write) {
-		WriteError(w, r, NewError(http.StatusForbidden, "", nil))
+		WriteError(w, r, engine.ErrInsufficientScope)
 		return nil, false
 	}
 	return c, true
