@@ -49,8 +49,8 @@ func TestPocketBaseRecords(t *testing.T) {
 		},
 		{
 			Name: "create with the SDK's raw token, a date string and expand", Method: http.MethodPost, URL: base + "?expand=author",
-			Headers: raw(userTok),
-			Body:    map[string]any{"title": "second", "views": 3, "tags": []string{"a"}, "published": "2024-01-02 10:00:00.000Z", "author": uid},
+			Headers:        raw(userTok),
+			Body:           map[string]any{"title": "second", "views": 3, "tags": []string{"a"}, "published": "2024-01-02 10:00:00.000Z", "author": uid},
 			ExpectedStatus: http.StatusOK,
 			// The author is the caller: the expanded record shows its
 			// email to its owner.
@@ -73,7 +73,7 @@ func TestPocketBaseRecords(t *testing.T) {
 		},
 		{
 			Name: "list: PocketBase's page, oldest first without sort", URL: base,
-			ExpectedStatus: http.StatusOK,
+			ExpectedStatus:  http.StatusOK,
 			ExpectedContent: []string{`"page":1`, `"perPage":30`, `"totalItems":2`, `"totalPages":1`},
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) {
 				checkPBShape(t, "list.json", body)
@@ -160,14 +160,14 @@ func TestPocketBaseAuthRecords(t *testing.T) {
 	apitest.Run(t, s, []apitest.Scenario{
 		{
 			Name: "passwordConfirm must match", Method: http.MethodPost, URL: base,
-			Body:           map[string]any{"email": "a@example.com", "password": pw, "passwordConfirm": pw + "x", "name": "N"},
-			ExpectedStatus: http.StatusBadRequest,
+			Body:            map[string]any{"email": "a@example.com", "password": pw, "passwordConfirm": pw + "x", "name": "N"},
+			ExpectedStatus:  http.StatusBadRequest,
 			ExpectedContent: []string{`"message":"Failed to create record."`, `"passwordConfirm":{"code":"validation_values_mismatch"`},
 		},
 		{
 			Name: "sign-up through the records path", Method: http.MethodPost, URL: base,
-			Body:           map[string]any{"email": "a@example.com", "password": pw, "passwordConfirm": pw, "name": "N", "emailVisibility": true},
-			ExpectedStatus: http.StatusOK,
+			Body:               map[string]any{"email": "a@example.com", "password": pw, "passwordConfirm": pw, "name": "N", "emailVisibility": true},
+			ExpectedStatus:     http.StatusOK,
 			NotExpectedContent: []string{"password", "email_verified", "is_anonymous"},
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) {
 				id = apitest.DecodeMap(t, body)["id"].(string)
