@@ -57,9 +57,6 @@ func shapeRecord(cat Catalog, c *schema.Collection, m map[string]any, viewer eng
 		}
 	}
 	if c != nil {
-		if _, ok := m["collectionId"]; !ok && m["id"] != nil {
-			m["collectionId"], m["collectionName"] = c.ID, c.Name
-		}
 		for _, f := range c.Fields {
 			v, ok := m[f.Name]
 			if !ok {
