@@ -18,7 +18,11 @@ func mountHealth(r chi.Router, d *Deps) {
 			data["realIP"] = d.clientIP(r)
 			data["possibleProxyHeader"] = ""
 		}
-		WriteJSON(w, http.StatusOK, map[string]any{"message": "API is healthy.", "code": http.StatusOK, "data": data})
+		WriteJSON(w, http.StatusOK, struct {
+			Message string         `json:"message"`
+			Code    int            `json:"code"`
+			Data    map[string]any `json:"data"`
+		}{"API is healthy.", http.StatusOK, data})
 	})
 }
 
