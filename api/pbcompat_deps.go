@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"svcd/api/pbcompat"
@@ -19,6 +20,10 @@ func (s *Server) pbDeps() pbcompat.Deps {
 		Log:      s.log,
 		NodeID:   s.node.NodeID(),
 		ReadBody: s.readBody,
+		Bind: func(r *http.Request, p engine.Principal) *http.Request {
+			noteCaller(r, p)
+			return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		},
 		ClientIP: s.clientIP,
 		RecordScope: func(p engine.Principal, coll string, write bool) bool {
 			return p.HasScope(coll, write)

@@ -32,7 +32,11 @@ func (d *Deps) authenticate(next http.Handler) http.Handler {
 				p = got
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		r = r.WithContext(WithPrincipal(r.Context(), p))
+		if d.Bind != nil {
+			r = d.Bind(r, p)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -48,6 +48,10 @@ type Deps struct {
 	// ReadBody reads a request body within svcd's limits (size, rate);
 	// it is api's reader, so limits stay one policy.
 	ReadBody func(w http.ResponseWriter, r *http.Request) ([]byte, error)
+	// Bind, when set, is told the caller of each request once the
+	// layer resolved it, and returns the request carrying it the way the
+	// rest of svcd reads it (api's request log, body budget, audit).
+	Bind func(r *http.Request, p engine.Principal) *http.Request
 	// ClientIP is the caller's address (api's, which knows the trusted
 	// proxies); nil: the peer address.
 	ClientIP func(r *http.Request) string
