@@ -193,8 +193,9 @@ func TestPocketBaseAuthRecords(t *testing.T) {
 	})
 }
 
-// TestPocketBaseHealthAndSwitch: /api/health has PocketBase's answer, and
-// pocketbase.enabled=0 takes every PocketBase path away (404) at once.
+// TestPocketBaseHealthAndSwitch: /api/health has PocketBase's answer,
+// pocketbase.aliases names collections, and pocketbase.enabled=0 takes
+// every PocketBase path away (404) at once.
 func TestPocketBaseHealthAndSwitch(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{})
@@ -209,6 +210,11 @@ func TestPocketBaseHealthAndSwitch(t *testing.T) {
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) { checkPBShape(t, "health_superuser.json", body) },
 		},
 	})
+	// pocketbase.aliases: a PocketBase id an import replaced still names
+	// the collection.
+	s.MustAdmin(t, http.StatusOK, "PATCH", settingsURL, map[string]any{"pocketbase.aliases": `{"pbc_1234567890":"notes"}`})
+	mustDo(t, s, http.StatusOK, "GET", "/api/collections/pbc_1234567890/records", nil, nil)
+	mustDo(t, s, http.StatusNotFound, "GET", "/api/collections/pbc_0000000000/records", nil, nil)
 	s.MustAdmin(t, http.StatusOK, "PATCH", settingsURL, map[string]any{"pocketbase.enabled": "0"})
 	for _, path := range []string{"/api/health", "/api/collections/notes/records", "/api/collections/notes/records/x", "/api/nope"} {
 		res, body := s.Do(t, http.MethodGet, path, nil, nil)

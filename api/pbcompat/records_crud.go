@@ -28,7 +28,7 @@ func mountRecords(r chi.Router, d *Deps) {
 // recordColl resolves the collection of a record route and checks an API
 // token's scopes on it; an unknown collection is a 404.
 func (d *Deps) recordColl(w http.ResponseWriter, r *http.Request, write bool) (*schema.Collection, bool) {
-	c, err := d.Catalog.Collection(chi.URLParam(r, "collection"))
+	c, err := d.Coll(chi.URLParam(r, "collection"))
 	if err != nil || c == nil {
 		WriteError(w, r, NewError(http.StatusNotFound, "", nil))
 		return nil, false
