@@ -110,8 +110,12 @@ func TestPocketBaseRecords(t *testing.T) {
 			AfterFunc:      func(t testing.TB, s *apitest.Server, body []byte) { checkPBShape(t, "error_filter_400.json", body) },
 		},
 		{
-			Name: "fields=* and fields with :excerpt keep PocketBase's forms", URL: base + "/" + second + "?fields=" + url.QueryEscape("id,title:excerpt(3,true)"),
-			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"title":"second"`}, NotExpectedContent: []string{`"views"`},
+			Name: "fields with :excerpt", URL: base + "/" + second + "?fields=" + url.QueryEscape("id,title:excerpt(3,true)"),
+			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"title":"sec..."`}, NotExpectedContent: []string{`"views"`},
+		},
+		{
+			Name: "fields=* is every field", URL: base + "?fields=*",
+			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"views":3`, `"collectionName":"posts"`},
 		},
 		{
 			Name: "a bad token is a guest, not a 401", URL: base + "/" + first, Headers: raw("not-a-token"),

@@ -70,12 +70,14 @@ func (d *Deps) listRecords(w http.ResponseWriter, r *http.Request) {
 	if lq.SkipTotal {
 		out.TotalItems, out.TotalPages = -1, -1
 	}
+	ex := excerpts(r.URL.Query().Get("fields"))
 	for _, raw := range raws {
 		m, err := RecordOut(d.Catalog, c, raw, p)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
+		applyExcerpts(m, ex)
 		out.Items = append(out.Items, m)
 	}
 	WriteJSON(w, http.StatusOK, out)
@@ -187,6 +189,7 @@ func (d *Deps) writeRecord(w http.ResponseWriter, r *http.Request, status int, c
 		WriteError(w, r, err)
 		return
 	}
+	applyExcerpts(m, excerpts(r.URL.Query().Get("fields")))
 	if rec.ETag != "" {
 		w.Header().Set("ETag", rec.ETag)
 	}
