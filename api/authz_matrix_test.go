@@ -122,7 +122,7 @@ type mpath struct {
 }
 
 func matrixPaths() []mpath {
-	return []mpath{
+	return append([]mpath{
 		{name: "get", run: pathGet},
 		{name: "list", run: pathList},
 		{name: "filter", run: pathFilter},
@@ -150,7 +150,7 @@ func matrixPaths() []mpath {
 		{name: "mcp", all: pathMCP},
 		{name: "openapi", run: pathOpenAPI},
 		{name: "ops", run: pathOps},
-	}
+	}, pbMatrixPaths()...) // authz_pbcompat_test.go
 }
 
 func pathGet(t *testing.T, x *matrix, c mcaller) {
