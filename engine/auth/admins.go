@@ -156,7 +156,7 @@ func (ad *Admins) windowSetting(key string, def time.Duration) time.Duration {
 // time across refreshes (0: now). It returns the session and the jti.
 func (ad *Admins) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
 	ttl := ad.adminTTL()
-	tok, jti, err := ad.au.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, issueAfter(ad.au.core.Now(), a.tokensAfter), ttl)
+	tok, jti, err := ad.au.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: token.AdminsCollection, AuthTime: authTime}, token.AudAdmin, issueAfter(ad.au.core.Now(), a.tokensAfter), ttl)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: issue token: %w", err)
 	}
