@@ -71,5 +71,6 @@ func (au *Auth) register() {
 	c.Command(cmdRecoveryRegenerate, "auth.recovery_regenerate", au.fac.applyRecoveryRegenerate)
 	c.Command(cmdMFAExchange, "auth.mfa_exchange", au.fac.applyMFAExchange)
 	c.Command(cmdPromote, "auth.promote", au.applyPromote)
+	c.Command(cmdRehashPassword, "auth.rehash_password", au.applyRehashPassword)
 	au.pk.register()
 }
