@@ -135,8 +135,7 @@ func (ad *Admins) LoginAdmin(ctx context.Context, email, plain string, client Cl
 		ad.au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
-	ok, err := password.Verify(plain, a.hash)
-	if err != nil || !ok {
+	if !ad.verifyAdminPassword(ctx, a, plain) {
 		ad.au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}

@@ -22,7 +22,7 @@ import (
 // sessions and events are left alone.
 
 // cmdRehashPassword: the first number after the modules' ranges
-// (engine/DESIGN.md); 156-159 are kept for the auth module.
+// (engine/DESIGN.md); 157-159 are kept for the auth module.
 const cmdRehashPassword fsm.Type = 155
 
 type rehashCmd struct {
@@ -82,4 +82,56 @@ func (au *Auth) applyRehashPassword(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	}
 	_, err = tx.Exec("UPDATE "+ci.Table()+" SET password = ? WHERE id = ?", c.Hash, c.UserID)
 	return nil, err
+}
+
+// cmdRehashAdminPassword is cmdRehashPassword for an admin (PocketBase's
+// superusers become admins with their bcrypt hashes).
+const cmdRehashAdminPassword fsm.Type = 156
+
+// evAdminHash reloads the admins' cache without touching their sessions
+// (evAdmins would: a new hash is not a new password).
+const evAdminHash = "admin_hash"
+
+type adminRehashCmd struct {
+	ID   string `json:"id"`
+	Old  string `json:"old"`
+	Hash string `json:"hash"`
+}
+
+// verifyAdminPassword is verifyUserPassword for admin a.
+func (ad *Admins) verifyAdminPassword(ctx context.Context, a *Admin, plain string) bool {
+	ok, rehash, err := password.VerifyAny(plain, a.hash)
+	if err != nil || !ok {
+		return false
+	}
+	if rehash {
+		h, err := password.Hash(plain, ad.au.core.PasswordParams())
+		if err == nil {
+			_, _, err = ad.au.core.Propose(ctx, cmdRehashAdminPassword, adminRehashCmd{ID: a.ID, Old: hashDigest(a.hash), Hash: h})
+		}
+		if err != nil {
+			ad.au.core.Logger().Warn("admin password rehash", "id", a.ID, "err", err)
+		}
+	}
+	return true
+}
+
+func (ad *Admins) applyRehashAdminPassword(tx *fsm.Tx, cmd fsm.Command) (any, error) {
+	c, err := engine.DecodeCmd[adminRehashCmd](cmd)
+	if err != nil {
+		return nil, err
+	}
+	var stored string
+	err = tx.QueryRow(`SELECT password FROM _svc_admins WHERE id = ?`, c.ID).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && hashDigest(stored) != c.Old) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(`UPDATE _svc_admins SET password = ? WHERE id = ?`, c.Hash, c.ID); err != nil {
+		return nil, err
+	}
+	tx.Emit(fsm.Event{Kind: evAdminHash, Subject: c.ID})
+	return nil, nil
 }
