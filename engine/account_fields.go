@@ -78,7 +78,7 @@ func (rs *Records) verifyOldPassword(ctx context.Context, ci *Coll, id string, i
 		return "", err
 	}
 	h, _ := hash.(string)
-	if ok, err := password.Verify(old, h); err != nil || !ok {
+	if ok, _, err := password.VerifyAny(old, h); err != nil || !ok {
 		return "", errOldPasswordWrong
 	}
 	return passwordDigest(h), nil

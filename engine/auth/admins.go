@@ -135,8 +135,7 @@ func (ad *Admins) LoginAdmin(ctx context.Context, email, plain string, client Cl
 		ad.au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
-	ok, err := password.Verify(plain, a.hash)
-	if err != nil || !ok {
+	if !ad.verifyAdminPassword(ctx, a, plain) {
 		ad.au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
@@ -156,7 +155,7 @@ func (ad *Admins) windowSetting(key string, def time.Duration) time.Duration {
 // time across refreshes (0: now). It returns the session and the jti.
 func (ad *Admins) signAdmin(a *Admin, authTime int64) (*AdminSession, string, error) {
 	ttl := ad.adminTTL()
-	tok, jti, err := ad.au.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: "_admins", AuthTime: authTime}, token.AudAdmin, issueAfter(ad.au.core.Now(), a.tokensAfter), ttl)
+	tok, jti, err := ad.au.signer.Issue(token.Claims{ID: a.ID, Email: a.Email, Collection: token.AdminsCollection, AuthTime: authTime}, token.AudAdmin, issueAfter(ad.au.core.Now(), a.tokensAfter), ttl)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: issue token: %w", err)
 	}

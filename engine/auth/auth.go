@@ -110,7 +110,7 @@ func (au *Auth) onEvents(events []fsm.Event) {
 			tokens = true
 		case evRevoked:
 			au.revoked.add(ev.Subject)
-		case evAdmins:
+		case evAdmins, evAdminHash:
 			admins = true
 		case fsm.KindRestore, engine.EvMigrate:
 			admins, revoked, tokens = true, true, true

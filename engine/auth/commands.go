@@ -71,5 +71,7 @@ func (au *Auth) register() {
 	c.Command(cmdRecoveryRegenerate, "auth.recovery_regenerate", au.fac.applyRecoveryRegenerate)
 	c.Command(cmdMFAExchange, "auth.mfa_exchange", au.fac.applyMFAExchange)
 	c.Command(cmdPromote, "auth.promote", au.applyPromote)
+	c.Command(cmdRehashPassword, "auth.rehash_password", au.applyRehashPassword)
+	c.Command(cmdRehashAdminPassword, "auth.rehash_admin_password", au.adm.applyRehashAdminPassword)
 	au.pk.register()
 }

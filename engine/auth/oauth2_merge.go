@@ -89,8 +89,8 @@ func (o *OAuth2) MergeConfirm(ctx context.Context, p engine.Principal, coll stri
 		ok := false
 		if hashed == "" {
 			password.Burn(in.Password, o.au.core.PasswordParams())
-		} else if ok, err = password.Verify(in.Password, hashed); err != nil {
-			ok = false
+		} else {
+			ok = o.au.verifyUserPassword(ctx, ci, engine.AsString(row[0]), in.Password, hashed)
 		}
 		if !ok {
 			o.au.loginFailed(ctx, key)

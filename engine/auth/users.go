@@ -118,7 +118,7 @@ func (au *Auth) LoginUser(ctx context.Context, name, email, plain, ip string) (*
 		au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}
-	if ok, err := password.Verify(plain, hash); err != nil || !ok {
+	if !au.verifyUserPassword(ctx, ci, engine.AsString(row[0]), plain, hash) {
 		au.loginFailed(ctx, key)
 		return nil, ErrInvalidCreds
 	}

@@ -42,7 +42,43 @@ type Claims struct {
 	IP       string `json:"ip,omitempty"`
 	Admin    bool   `json:"admin,omitempty"`
 	APIToken string `json:"api_token,omitempty"`
+	// Type and CollectionID are the claims PocketBase's clients read
+	// from a token's payload (PocketBase names them type and
+	// collectionId): session tokens carry type "auth", and every token
+	// naming a collection carries its id (admins: SuperusersCollectionID).
+	// Issue fills them; nothing on the server decides on them.
+	Type         string `json:"type,omitempty"`
+	CollectionID string `json:"collectionId,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// TypeAuth is the type claim of session tokens (audiences user and admin).
+const TypeAuth = "auth"
+
+// AdminsCollection is the collection claim of admin tokens.
+const AdminsCollection = "_admins"
+
+// SuperusersCollectionID is the collectionId claim of admin tokens: the id
+// of PocketBase's _superusers collection, which PocketBase's JavaScript
+// SDK takes as the mark of a superuser session (BaseAuthStore.isSuperuser).
+const SuperusersCollectionID = "pbc_3142635823"
+
+// fillCompatClaims sets Type and CollectionID when the caller left them
+// empty: type "auth" for session audiences, the collection's id (admins:
+// SuperusersCollectionID) as collectionId.
+func (c *Claims) fillCompatClaims(aud string) {
+	if c.Type == "" && (aud == AudUser || aud == AudAdmin) {
+		c.Type = TypeAuth
+	}
+	if c.CollectionID == "" {
+		switch c.Collection {
+		case "":
+		case AdminsCollection:
+			c.CollectionID = SuperusersCollectionID
+		default:
+			c.CollectionID = c.Collection
+		}
+	}
 }
 
 // ClockLeeway is how far the clocks of two nodes may disagree before a
@@ -88,12 +124,13 @@ func NewSigner(key []byte, opts ...Option) (*Signer, error) {
 }
 
 // Issue signs c for audience aud, valid for ttl from now. It fills iss, aud,
-// iat, exp and a fresh jti, and returns the token and its jti.
+// iat, exp and a fresh jti (and type and collectionId, see Claims), and returns the token and its jti.
 func (s *Signer) Issue(c Claims, aud string, now time.Time, ttl time.Duration) (string, string, error) {
 	jti := make([]byte, 16)
 	if _, err := rand.Read(jti); err != nil {
 		return "", "", fmt.Errorf("token: jti: %w", err)
 	}
+	c.fillCompatClaims(aud)
 	c.Issuer = Issuer
 	c.Audience = jwt.ClaimStrings{aud}
 	c.IssuedAt = jwt.NewNumericDate(now)
