@@ -157,6 +157,17 @@ func TestPocketBaseImport(t *testing.T) {
 		}
 	}
 	adm := s.AdminHeaders(t, nil)
+	// Alice signs in with the 8-character password PocketBase hashed
+	// (bcrypt); the sign-in replaces the hash with argon2id (the auth
+	// module's tests check that on every node), and the password keeps
+	// working; a wrong one is refused.
+	for i := 0; i < 2; i++ {
+		login := historyDo(t, s, "POST", "/api/v1/auth/users/login", map[string]any{"email": "alice@example.com", "password": "alice123"}, nil, http.StatusOK)
+		if apitest.Obj(t, login["data"])["token"] == "" {
+			t.Fatalf("login %d: %v", i, login)
+		}
+	}
+	historyDo(t, s, "POST", "/api/v1/auth/users/login", map[string]any{"email": "alice@example.com", "password": "alice124"}, nil, http.StatusUnauthorized)
 	stats := historyDo(t, s, "GET", "/api/v1/post_stats", nil, adm, http.StatusOK)["data"].([]any)
 	if len(stats) != 2 {
 		t.Errorf("the view lists %v", stats)
