@@ -122,7 +122,7 @@ type mpath struct {
 }
 
 func matrixPaths() []mpath {
-	return []mpath{
+	return append([]mpath{
 		{name: "get", run: pathGet},
 		{name: "list", run: pathList},
 		{name: "filter", run: pathFilter},
@@ -149,7 +149,7 @@ func matrixPaths() []mpath {
 		{name: "sql", run: pathSQL},
 		{name: "mcp", all: pathMCP},
 		{name: "openapi", run: pathOpenAPI},
-	}
+	}, pbMatrixPaths()...) // authz_pbcompat_test.go
 }
 
 func pathGet(t *testing.T, x *matrix, c mcaller) {

@@ -17,7 +17,7 @@ func TestErrorEnvelope(t *testing.T) {
 	s.CreateCollection(t, coll("posts", "base", []map[string]any{f("title", "text")}, "view_rule", ""))
 	id := s.CreateRecord(t, "posts", map[string]any{"title": "x"})["id"].(string)
 
-	notFound := []string{"/", "/nope", "/api", "/api/v1", "/api/v1/", "/api/v2/posts", "/api/v1/posts/" + id + "/extra", "/api/collections/posts", "/_", "/_/health/x"}
+	notFound := []string{"/", "/nope", "/api", "/api/v1", "/api/v1/", "/api/v1/posts/" + id + "/extra", "/_", "/_/health/x"}
 	var sc []apitest.Scenario
 	for _, u := range notFound {
 		sc = append(sc, apitest.Scenario{
@@ -38,7 +38,6 @@ func TestErrorEnvelope(t *testing.T) {
 		{http.MethodPost, collectionsURL + "/posts"},
 		{http.MethodPost, "/api/v1/admin/setup/status"},
 		{http.MethodGet, "/api/v1/admin/auth/login"},
-		{http.MethodPost, "/api/collections/posts/records/" + id},
 	}
 	for _, r := range wrongMethod {
 		for _, admin := range []bool{false, true} {
@@ -52,6 +51,24 @@ func TestErrorEnvelope(t *testing.T) {
 			})
 		}
 	}
+	// Outside /api/v1, /api/ is PocketBase's (api/pbcompat): its unknown
+	// paths and methods answer PocketBase's envelope.
+	sc = append(sc,
+		apitest.Scenario{
+			Name: "unknown PocketBase path", URL: "/api/v2/posts", ExpectedStatus: http.StatusNotFound,
+			ExpectedContent: []string{`{"status":404,"message":"The requested resource wasn't found.","data":{}}`},
+		},
+		apitest.Scenario{
+			Name: "unknown PocketBase record path", URL: "/api/collections/posts/records/" + id + "/extra", ExpectedStatus: http.StatusNotFound,
+			ExpectedContent: []string{`{"status":404,"message":"The requested resource wasn't found.","data":{}}`},
+		},
+		apitest.Scenario{
+			Name: "wrong method on a PocketBase path", Method: http.MethodPost, URL: "/api/collections/posts/records/" + id,
+			ExpectedStatus:  http.StatusMethodNotAllowed,
+			ExpectedHeaders: map[string]string{"Allow": "GET, HEAD, PATCH, DELETE"},
+			ExpectedContent: []string{`{"status":405,"message":"Method Not Allowed.","data":{}}`},
+		},
+	)
 	sc = append(sc,
 		apitest.Scenario{
 			Name:            "a 422 carries details",

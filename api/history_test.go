@@ -129,15 +129,12 @@ func TestRecordHistory(t *testing.T) {
 	if ha := getHistory(t, s, "admin", "/api/v1/pages/"+id+"/history", http.StatusOK); ha.Data.Data[2].Snapshot["note"] != "n1" {
 		t.Fatalf("admin snapshot %v", ha.Data.Data[2].Snapshot)
 	}
-	// Paging: newest first, perPage capped at 200; the legacy URL too.
+	// Paging: newest first, perPage capped at 200.
 	if p := getHistory(t, s, "", "/api/v1/pages/"+id+"/history?perPage=1&page=2", http.StatusOK); len(p.Data.Data) != 1 || p.Data.Data[0].Snapshot["title"] != "v2" || p.Data.TotalPages != 3 {
 		t.Fatalf("page 2: %+v", p.Data)
 	}
 	if p := getHistory(t, s, "", "/api/v1/pages/"+id+"/history?perPage=5000", http.StatusOK); p.Data.PerPage != 200 {
 		t.Fatalf("perPage %d", p.Data.PerPage)
-	}
-	if p := getHistory(t, s, "", "/api/collections/pages/records/"+id+"/history", http.StatusOK); len(p.Data.Data) != 3 {
-		t.Fatalf("legacy URL: %+v", p.Data)
 	}
 
 	// Restore: admin only, `at` required, the snapshot at or before it.

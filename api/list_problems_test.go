@@ -110,9 +110,11 @@ func TestListTellsWhatItDropped(t *testing.T) {
 			ExpectedHeaders: map[string]string{"X-Svc-Sort-Error": `unknown sort field "note"`},
 		},
 		{
-			Name: "the legacy URL says it too",
-			URL:  "/api/collections/items/records?filter=" + url.QueryEscape("(("), ExpectedStatus: http.StatusOK,
-			ExpectedHeaders: map[string]string{"X-Svc-Filter-Error": "expected a value, found end of expression at offset 2"},
+			// PocketBase's path (api/pbcompat) refuses the filter instead,
+			// as PocketBase does.
+			Name: "PocketBase's path refuses it with a 400",
+			URL:  "/api/collections/items/records?filter=" + url.QueryEscape("(("), ExpectedStatus: http.StatusBadRequest,
+			ExpectedContent: []string{`"status":400`, `"filter":{"code":"validation_invalid_filter","message":"Expected a value, found end of expression at offset 2."}`},
 		},
 	})
 	if got := logs.lines(`"level":"DEBUG"`, `"msg":"list filter dropped"`, `"reason":"unknown field \"titel\" at offset 15"`); len(got) != 1 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"svcd/api/pbcompat"
 )
 
 // documentedMethods are the methods the document describes (chi also
@@ -21,7 +23,7 @@ var paramPattern = regexp.MustCompile(`\{([a-zA-Z_][a-zA-Z0-9_]*)(:[^}]*)?\}`)
 // genericRecordRoute tells the routes that serve every collection: the
 // document lists them once per collection instead (openapi_records.go).
 func genericRecordRoute(route string) bool {
-	return strings.HasPrefix(route, "/api/v1/{collection}") || strings.HasPrefix(route, "/api/collections/{collection}/records")
+	return strings.HasPrefix(route, "/api/v1/{collection}")
 }
 
 // routeOperations walks the router and describes every route outside the
@@ -29,7 +31,9 @@ func genericRecordRoute(route string) bool {
 // a tag naming its resource, and whether it needs credentials.
 func (s *Server) routeOperations(paths obj, tags map[string]bool) {
 	chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
-		if !documentedMethods[method] || genericRecordRoute(route) {
+		// PocketBase's paths (api/pbcompat) are documented by
+		// docs/pocketbase.md, not by svcd's OpenAPI document.
+		if !documentedMethods[method] || genericRecordRoute(route) || pbcompat.OwnsPath(route) {
 			return nil
 		}
 		path, params := openapiPath(route)

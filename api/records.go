@@ -31,17 +31,6 @@ func (s *Server) mountRecords(r chi.Router) {
 	s.mountHistory(r, "/{collection}")
 }
 
-// mountLegacyRecords serves /api/collections/:collection/records[/:id].
-func (s *Server) mountLegacyRecords(r chi.Router) {
-	r.Get("/", s.listRecords)
-	r.Post("/", s.createRecord)
-	r.Get("/{id}", s.getRecord)
-	r.Patch("/{id}", s.updateRecord)
-	r.Put("/{id}", s.updateRecord)
-	r.Delete("/{id}", s.deleteRecord)
-	s.mountHistory(r, "")
-}
-
 // recordCaller returns the caller of a record route, with what rules may
 // read of the request. An admin whose role does not reach app data is
 // treated as anonymous there: the collection's rules decide, as for anyone

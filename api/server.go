@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"svcd/api/dashboard"
+	"svcd/api/pbcompat"
 	"svcd/cluster"
 	"svcd/engine/mcp"
 	"svcd/internal/tracing"
@@ -337,12 +338,18 @@ func New(opts Options) *Server {
 			s.mountRecords(r)
 		})
 	})
-	r.Route("/api/collections/{collection}/records", func(r chi.Router) {
-		r.Use(s.requireCaughtUp, s.consistency, s.authenticate, s.requireRecordScope)
-		s.mountLegacyRecords(r)
+	// PocketBase's API (api/pbcompat): its own authentication (a bad
+	// token is a guest), errors and shapes over the same engine calls.
+	r.Group(func(r chi.Router) {
+		r.Use(s.requireCaughtUp, s.consistency)
+		pbcompat.Mount(r, s.pbDeps())
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		if s.site.claims(r) && s.site.serve(w, r) {
+			return
+		}
+		if s.pbServes(r) {
+			pbcompat.WriteError(w, r, pbcompat.NewError(http.StatusNotFound, "", nil))
 			return
 		}
 		s.writeError(w, r, errRouteNotFound)
@@ -350,6 +357,10 @@ func New(opts Options) *Server {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowedMethods(r.URL.Path); allow != "" {
 			w.Header().Set("Allow", allow)
+		}
+		if s.pbServes(r) {
+			pbcompat.WriteError(w, r, pbcompat.NewError(http.StatusMethodNotAllowed, "", nil))
+			return
 		}
 		s.writeError(w, r, errMethodNotAllowed)
 	})

@@ -112,6 +112,10 @@ func CheckCommon(t testing.TB, res *http.Response, body []byte) {
 	if res.StatusCode < 400 || res.Request.Method == http.MethodHead {
 		return
 	}
+	if pocketBasePath(res.Request.URL.Path) {
+		CheckPocketBaseError(t, res, body)
+		return
+	}
 	var env map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&env); err != nil {

@@ -1,0 +1,43 @@
+package pbcompat
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"svcd/engine"
+)
+
+// TestListQuery: PocketBase's parameters and defaults
+// (pb:tools/search/provider.go, sort.go).
+func TestListQuery(t *testing.T) {
+	cases := []struct {
+		query string
+		want  engine.ListQuery
+	}{
+		{"", engine.ListQuery{Page: 1, PerPage: 30, Sort: "created,id"}},
+		{"page=0&perPage=-3", engine.ListQuery{Page: 1, PerPage: 30, Sort: "created,id"}},
+		{"perPage=1000&skipTotal=true", engine.ListQuery{Page: 1, PerPage: engine.MaxPerPage, Sort: "created,id", SkipTotal: true}},
+		{"sort=-@rowid,@random,title", engine.ListQuery{Page: 1, PerPage: 30, Sort: "-created,title"}},
+		{"sort=@random", engine.ListQuery{Page: 1, PerPage: 30, Sort: "created,id"}},
+		{"fields=*,expand.author", engine.ListQuery{Page: 1, PerPage: 30, Sort: "created,id"}},
+		{"fields=id,title:excerpt(200,true),body&filter=a%3D1&expand=author&skipTotal=1&page=2&perPage=5",
+			engine.ListQuery{Page: 2, PerPage: 5, Sort: "created,id", Fields: "id,title,body", Filter: "a=1", Expand: "author", SkipTotal: true}},
+	}
+	for _, c := range cases {
+		got := ListQuery(httptest.NewRequest("GET", "/api/collections/x/records?"+c.query, nil))
+		if got != c.want {
+			t.Errorf("%q: %+v, want %+v", c.query, got, c.want)
+		}
+	}
+}
+
+func TestOwnsPath(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/api/health": true, "/api/collections/x/records": true, "/api/realtime": true,
+		"/api/v1": false, "/api/v1/posts": false, "/_/health": false, "/realtime": false, "/api/v10": true,
+	} {
+		if OwnsPath(path) != want {
+			t.Errorf("OwnsPath(%q) = %v", path, !want)
+		}
+	}
+}
