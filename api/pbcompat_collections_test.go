@@ -13,7 +13,7 @@ import (
 func pbUsersBody() map[string]any {
 	return map[string]any{"name": "users", "type": "auth", "listRule": "id = @request.auth.id", "viewRule": "id = @request.auth.id",
 		"createRule": "", "updateRule": "id = @request.auth.id", "deleteRule": nil,
-		"fields": []any{map[string]any{"name": "name", "type": "text", "max": 100}},
+		"fields":       []any{map[string]any{"name": "name", "type": "text", "max": 100}},
 		"passwordAuth": map[string]any{"enabled": true, "identityFields": []string{"email"}}}
 }
 
@@ -105,7 +105,7 @@ func TestPocketBaseCollections(t *testing.T) {
 			ExpectedContent: []string{`"name":"posts"`}},
 		{Name: "list", URL: "/api/collections?sort=name", Headers: admin, ExpectedStatus: 200,
 			ExpectedContent: []string{`"totalItems":2`},
-			AfterFunc: func(t testing.TB, _ *apitest.Server, body []byte) { checkPBShape(t, "collections_list.json", body) }},
+			AfterFunc:       func(t testing.TB, _ *apitest.Server, body []byte) { checkPBShape(t, "collections_list.json", body) }},
 		{Name: "list sorted by -name", URL: "/api/collections?sort=-name", Headers: admin, ExpectedStatus: 200,
 			AfterFunc: func(t testing.TB, _ *apitest.Server, body []byte) {
 				items := apitest.List(t, apitest.DecodeMap(t, body)["items"])
