@@ -244,3 +244,49 @@ func storedList(v any) ([]string, error) {
 	}
 	return list, nil
 }
+
+// FoldCreateModifiers turns the write modifiers of a create body into
+// plain values, as PocketBase applies them to a new record: over the
+// body's plain value of the field, else over nothing (0 or no values).
+// A create has no stored row, so this needs no state machine step.
+func FoldCreateModifiers(ci *Coll, body map[string]any) (map[string]any, *Error) {
+	plain, mods, verr := SplitModifiers(ci, body)
+	if verr != nil || len(mods) == 0 {
+		return plain, verr
+	}
+	d := map[string]string{}
+	for _, m := range mods {
+		base := plain[m.Field]
+		switch m.Op {
+		case ModAdd:
+			n, ok := modNumber(base)
+			if base != nil && !ok {
+				d[m.Field] = "must be a number"
+				continue
+			}
+			plain[m.Field] = n + m.Num
+		default:
+			list, ok := modList(base)
+			if base == nil {
+				list, ok = []string{}, true
+			}
+			if !ok {
+				d[m.Field] = "must be an array of strings"
+				continue
+			}
+			switch m.Op {
+			case ModAppend:
+				list = append(slices.Clone(list), m.List...)
+			case ModPrepend:
+				list = append(slices.Clone(m.List), list...)
+			default:
+				list = slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(m.List, s) })
+			}
+			plain[m.Field] = list
+		}
+	}
+	if len(d) > 0 {
+		return nil, ValidationError(d)
+	}
+	return plain, nil
+}

@@ -94,11 +94,15 @@ func (rs *Records) CreateRecord(ctx context.Context, p Principal, name string, b
 			return nil, 0, ErrAdminOnly
 		}
 		now := rs.e.now().Unix()
-		id, values, verr := rs.prepareCreate(ci, in, admin, now)
+		plain, verr := FoldCreateModifiers(ci, in)
 		if verr != nil {
 			return nil, 0, verr
 		}
-		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
+		id, values, verr := rs.prepareCreate(ci, plain, admin, now)
+		if verr != nil {
+			return nil, 0, verr
+		}
+		env := rs.e.envFor(p, ci, bodyEnv(ci, plain, func(i int) any { return values[i] }), now)
 		res, idx, err := rs.e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
 		})
