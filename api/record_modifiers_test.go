@@ -51,24 +51,24 @@ func TestRecordModifiersCluster(t *testing.T) {
 	want := int64(len(nodes) * perNode * each)
 	for _, s := range nodes {
 		// A create applies them over the body's value or over nothing.
-	for _, c := range []struct {
-		body  map[string]any
-		views int64
-		tags  string
-	}{
-		{map[string]any{"views+": 3, "tags+": []string{"a"}, "+tags": "b"}, 3, "[b a]"},
-		{map[string]any{"views": 2, "views-": 5, "tags": []string{"a", "c"}, "tags-": "a"}, -3, "[c]"},
-	} {
-		r := s.CreateRecord(t, "counters", c.body)
-		if apitest.Int(t, r["views"]) != c.views || fmt.Sprint(r["tags"]) != c.tags {
-			t.Errorf("create %v: %v %v, want %d %s", c.body, r["views"], r["tags"], c.views, c.tags)
+		for _, c := range []struct {
+			body  map[string]any
+			views int64
+			tags  string
+		}{
+			{map[string]any{"views+": 3, "tags+": []string{"a"}, "+tags": "b"}, 3, "[b a]"},
+			{map[string]any{"views": 2, "views-": 5, "tags": []string{"a", "c"}, "tags-": "a"}, -3, "[c]"},
+		} {
+			r := s.CreateRecord(t, "counters", c.body)
+			if apitest.Int(t, r["views"]) != c.views || fmt.Sprint(r["tags"]) != c.tags {
+				t.Errorf("create %v: %v %v, want %d %s", c.body, r["views"], r["tags"], c.views, c.tags)
+			}
 		}
-	}
-	if res, out := s.AdminDo(t, "POST", "/api/v1/counters", map[string]any{"tags+": "zz"}); res.StatusCode != 422 {
-		t.Errorf("create with a bad appended value: %d %s", res.StatusCode, out)
-	}
+		if res, out := s.AdminDo(t, "POST", "/api/v1/counters", map[string]any{"tags+": "zz"}); res.StatusCode != 422 {
+			t.Errorf("create with a bad appended value: %d %s", res.StatusCode, out)
+		}
 
-	d := s.MustAdmin(t, 200, "GET", "/api/v1/counters/"+id, nil)
+		d := s.MustAdmin(t, 200, "GET", "/api/v1/counters/"+id, nil)
 		if got := apitest.Int(t, apitest.Obj(t, d["data"])["views"]); got != want {
 			t.Errorf("views on %s = %d, want %d", s.Stack.Node.NodeID(), got, want)
 		}
