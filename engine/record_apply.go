@@ -43,6 +43,9 @@ type recordUpdateCmd struct {
 	Account bool `json:"account,omitempty"`
 	// PasswordWas is the digest of the password hash oldPassword matched.
 	PasswordWas string `json:"password_was,omitempty"`
+	// Mods are write modifiers ("views+": 1), applied to the row read in
+	// the transaction (record_modifiers.go).
+	Mods []FieldMod `json:"mods,omitempty"`
 }
 
 type recordDeleteCmd struct {
@@ -377,7 +380,13 @@ func (rs *Records) recordUpdate(tx *fsm.Tx, c *recordUpdateCmd) ([]any, error) {
 	updated := max(c.Now, prev+1)
 	sets := []string{"updated = ?"}
 	args := []any{updated}
-	sets, args, err = rs.ValueSets(tx, ci, c.Values, sets, args)
+	values := c.Values
+	if len(c.Mods) > 0 {
+		if values, err = applyModifiers(ci, old, values, c.Mods); err != nil {
+			return nil, err
+		}
+	}
+	sets, args, err = rs.ValueSets(tx, ci, values, sets, args)
 	if err != nil {
 		return nil, err
 	}

@@ -94,11 +94,15 @@ func (rs *Records) CreateRecord(ctx context.Context, p Principal, name string, b
 			return nil, 0, ErrAdminOnly
 		}
 		now := rs.e.now().Unix()
-		id, values, verr := rs.prepareCreate(ci, in, admin, now)
+		plain, verr := FoldCreateModifiers(ci, in)
 		if verr != nil {
 			return nil, 0, verr
 		}
-		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[i] }), now)
+		id, values, verr := rs.prepareCreate(ci, plain, admin, now)
+		if verr != nil {
+			return nil, 0, verr
+		}
+		env := rs.e.envFor(p, ci, bodyEnv(ci, plain, func(i int) any { return values[i] }), now)
 		res, idx, err := rs.e.Propose(ctx, cmdRecordCreate, recordCreateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, Env: env, Actor: actorOf(p),
 		})
@@ -140,18 +144,22 @@ func (rs *Records) UpdateRecord(ctx context.Context, p Principal, name, id strin
 			return nil, 0, err
 		}
 		now := rs.e.now().Unix()
-		values, verr := rs.PrepareUpdate(ci, in, admin, now)
+		plain, mods, verr := SplitModifiers(ci, in)
 		if verr != nil {
 			return nil, 0, verr
 		}
-		env := rs.e.envFor(p, ci, bodyEnv(ci, in, func(i int) any { return values[ci.fields[i].Name] }), now)
-		was, err := rs.verifyOldPassword(ctx, ci, id, in, admin, env)
+		values, verr := rs.PrepareUpdate(ci, plain, admin, now)
+		if verr != nil {
+			return nil, 0, verr
+		}
+		env := rs.e.envFor(p, ci, bodyEnv(ci, plain, func(i int) any { return values[ci.fields[i].Name] }), now)
+		was, err := rs.verifyOldPassword(ctx, ci, id, plain, admin, env)
 		if err != nil {
 			return nil, 0, err
 		}
 		res, idx, err := rs.e.Propose(ctx, cmdRecordUpdate, recordUpdateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
-			Account: true, PasswordWas: was,
+			Account: true, PasswordWas: was, Mods: mods,
 		})
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue

@@ -87,6 +87,12 @@ func Translate(pb PBCollection, lk Lookup) (Translated, []Problem, error) {
 		out.Fields = append(out.Fields, sf)
 	}
 	if auth {
+		if _, ok := out.FieldNames["emailVisibility"]; !ok {
+			// PocketBase's system field is a plain field in svcd, which
+			// the compat layer reads to show or hide email.
+			out.Fields = append(out.Fields, Field{"name": "emailVisibility", "type": "bool", "required": false, "hidden": false})
+			out.FieldNames["emailVisibility"] = "emailVisibility"
+		}
 		for pbn, sn := range map[string]string{"email": "email", "password": "password", "verified": "email_verified"} {
 			out.FieldNames[pbn] = sn
 		}

@@ -191,7 +191,7 @@ func TestTranslateRenamesReservedFields(t *testing.T) {
 	for _, f := range out.Fields {
 		got = append(got, f.Name())
 	}
-	if !reflect.DeepEqual(got, []string{"is_anonymous_pb", "created_pb"}) {
+	if !reflect.DeepEqual(got, []string{"is_anonymous_pb", "created_pb", "emailVisibility"}) {
 		t.Fatalf("fields = %v", got)
 	}
 	if !hasProblem(ps, "fields.is_anonymous.name", "is_anonymous_pb") || !hasProblem(ps, "fields.created.name", "created_pb") {
