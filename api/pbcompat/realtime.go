@@ -256,8 +256,8 @@ func (d *Deps) realtimeSubscribe(w http.ResponseWriter, r *http.Request) {
 	subs := make([]realtime.LabelledSub, 0, len(form.Subscriptions))
 	for _, s := range form.Subscriptions {
 		topic, opts := parseSubscription(s)
-		if topic == "" {
-			continue // PocketBase ignores topics no broker knows
+		if topic == "" || !d.knownCollection(topic) {
+			continue // PocketBase accepts topics nothing publishes to
 		}
 		subs = append(subs, realtime.LabelledSub{Label: s, Topic: topic, Filter: opts.Filter})
 	}
@@ -266,6 +266,13 @@ func (d *Deps) realtimeSubscribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// knownCollection reports whether topic's collection exists.
+func (d *Deps) knownCollection(topic string) bool {
+	coll, _, _ := strings.Cut(topic, "/")
+	c, err := d.Catalog.Collection(coll)
+	return err == nil && c != nil
 }
 
 // validate checks the form as PocketBase does (clientId required, at most
