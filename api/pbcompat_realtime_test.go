@@ -183,6 +183,24 @@ func TestPBRealtime(t *testing.T) {
 		c.quiet()
 	})
 
+	t.Run("expand", func(t *testing.T) {
+		s.CreateCollection(t, public(coll("comments", "base", []map[string]any{f("body", "text"), f("post", "relation", "collection", "posts")})))
+		post := s.CreateRecord(t, "posts", map[string]any{"title": "parent", "n": 0})
+		x := openPBRealtime(t, s)
+		topic := pbOptions("comments/*", map[string]any{"expand": "post"})
+		if st, out := pbSubscribe(t, s, x.clientID, []string{topic}, nil); st != http.StatusNoContent {
+			t.Fatalf("subscribe: %d %v", st, out)
+		}
+		s.CreateRecord(t, "comments", map[string]any{"body": "hi", "post": post["id"]})
+		fr := x.next()
+		rec, _ := fr.data["record"].(map[string]any)
+		exp, _ := rec["expand"].(map[string]any)
+		parent, _ := exp["post"].(map[string]any)
+		if fr.event != topic || rec["body"] != "hi" || parent["title"] != "parent" || parent["collectionName"] != "posts" {
+			t.Fatalf("expanded event %+v", fr)
+		}
+	})
+
 	t.Run("the POST's authorization is the client's", func(t *testing.T) {
 		a := openPBRealtime(t, s)
 		if st, out := pbSubscribe(t, s, a.clientID, []string{"mine/*"}, userHeaders("alice")); st != http.StatusNoContent {
