@@ -28,15 +28,16 @@ func (s *Server) pbDeps() pbcompat.Deps {
 		RecordScope: func(p engine.Principal, coll string, write bool) bool {
 			return p.HasScope(coll, write)
 		},
-		RecordRole:  requiredRole(http.MethodPost, recordsScope),
-		Collections: s.colls,
-		UserAuth:    s.users,
-		AuthFlows:   s.flows,
-		AdminAuth:   s.adminAuth,
-		OAuth2:      s.oauth2,
-		Realtime:    s.rt,
-		Files:       s.files,
-		Batch:       s.batcher,
+		RecordRole:   requiredRole(http.MethodPost, recordsScope),
+		Collections:  s.colls,
+		UserAuth:     s.users,
+		AuthFlows:    s.flows,
+		AdminAuth:    s.adminAuth,
+		OAuth2:       s.oauth2,
+		Realtime:     s.rt,
+		RealtimeNode: pbRealtime{s},
+		Files:        s.files,
+		Batch:        s.batcher,
 		Off: func(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, errRouteNotFound)
 		},

@@ -328,6 +328,7 @@ func rateSkipped(path string) bool {
 var rateSkipPaths = []string{
 	"/realtime",
 	"/api/v1/realtime",
+	"/api/realtime",
 	"/api/v1/_",
 	"/api/v1/admin/logs",
 	"/api/v1/admin/audit-log",

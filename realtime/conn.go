@@ -93,6 +93,9 @@ type Message struct {
 	Event   string
 	Meta    *Meta
 	State   map[string][]Meta
+	// Label names the labelled subscription a record event was delivered
+	// for (labelled.go); "" for the others.
+	Label string
 
 	// raw is the message already encoded (a record event's frame, shared
 	// by the subscribers that see the same rendering).
@@ -153,8 +156,11 @@ func ErrorMessage(err *Error) Message {
 }
 
 type sub struct {
-	t     topic
-	key   string
+	t   topic
+	key string
+	// label is set for a labelled subscription (labelled.go): it is
+	// delivered on its own, under its label, deletes with their record.
+	label string
 	fText string
 	f     filter.Expr
 }
@@ -218,6 +224,9 @@ type ConnOptions struct {
 	// authenticated (zero: unknown, the principal is rechecked before
 	// the first event).
 	Mark AuthMark
+	// IDPrefix starts the client id (a node's mark, so that another
+	// member can tell whose connection an id names).
+	IDPrefix string
 }
 
 // Connect registers a connection of principal p with default options.
@@ -229,7 +238,7 @@ func (h *Hub) Connect(p engine.Principal) *Conn { return h.ConnectWith(p, ConnOp
 func (h *Hub) ConnectWith(p engine.Principal, opts ConnOptions) *Conn {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	c := &Conn{hub: h, id: hex.EncodeToString(b[:]), done: make(chan struct{}), opts: opts, identity: IdentityOf(p),
+	c := &Conn{hub: h, id: opts.IDPrefix + hex.EncodeToString(b[:]), done: make(chan struct{}), opts: opts, identity: IdentityOf(p),
 		startCh: make(chan struct{}), kick: make(chan struct{}, 1)}
 	c.cred, c.principal = p, c.readAs(p)
 	exp := h.opts.Auth.Expiry(p)

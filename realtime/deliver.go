@@ -180,6 +180,10 @@ func (c *Conn) deliver(batch []*Event) []Message {
 			if s.f != nil && !view.Match(s.f) {
 				continue
 			}
+			if s.label != "" {
+				out = append(out, labelled(ev, view, s.label))
+				continue
+			}
 			m := Message{Type: ev.Action, EventID: ev.ID(), Collection: ev.Collection}
 			if ev.Action == "delete" {
 				m.ID = ev.RecordID

@@ -73,7 +73,8 @@ type Deps struct {
 	AdminAuth AdminAuth
 	OAuth2    OAuth2Flows
 	// Part D (realtime.go).
-	Realtime *realtime.Hub
+	Realtime     *realtime.Hub
+	RealtimeNode RealtimeNode
 	// Part E (files.go, batch.go).
 	Files Files
 	Batch Batcher
