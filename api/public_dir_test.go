@@ -91,7 +91,7 @@ func TestPublicDir(t *testing.T) {
 		{"traversal is refused", "/../secret.txt", nil, 404, "application/json", `"code":404`},
 		{"encoded traversal is refused", "/%2e%2e/secret.txt", nil, 404, "application/json", `"code":404`},
 		{"a symbolic link out of the folder is refused", "/link.txt", nil, 404, "application/json", `"code":404`},
-		{"the API wins over a file named api", "/api/shadowed.txt", nil, 404, "application/json", `"code":404`},
+		{"the API wins over a file named api", "/api/shadowed.txt", nil, 404, "application/json", `"status":404`},
 		{"realtime wins", "/realtime/x.txt", nil, 404, "application/json", `"code":404`},
 		{"the probes win", "/_/health", nil, 200, "application/json", `"status":"ok"`},
 		{"the API answers", "/api/v1/admin/setup/status", nil, 200, "application/json", `"data"`},
