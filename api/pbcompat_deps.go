@@ -35,8 +35,8 @@ func (s *Server) pbDeps() pbcompat.Deps {
 		AdminAuth:   s.adminAuth,
 		OAuth2:      s.oauth2,
 		Realtime:    s.rt,
-		Files:       s.files,
-		Batch:       s.batcher,
+		Files:       pbFiles{s}, // pbcompat_files.go (part E)
+		Batch:       pbBatch{s},
 		Off: func(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, errRouteNotFound)
 		},
