@@ -113,7 +113,18 @@ func (d *Deps) downloadFile(w http.ResponseWriter, r *http.Request) {
 	// PocketBase: any non-empty download value other than 0 or false.
 	dl := q.Get("download")
 	attachment := dl != "" && dl != "0" && dl != "false"
-	d.Files.Serve(w, r, d.recordCaller(r), req, attachment, WriteError)
+	d.Files.Serve(w, r, d.recordCaller(r), req, attachment, writeDownloadError)
+}
+
+// writeDownloadError answers a refused download as PocketBase does: a
+// file the caller may not fetch (no token, a token of another file, a
+// rule refusing) is not found (pb:apis/file.go); svcd's other answers
+// (410 for a spent one-time token, 503) keep their status.
+func writeDownloadError(w http.ResponseWriter, r *http.Request, err error) {
+	if e := engine.AsError(err); e != nil && (e.Kind == engine.KindUnauthorized || e.Kind == engine.KindForbidden) {
+		err = NewError(http.StatusNotFound, "", nil)
+	}
+	WriteError(w, r, err)
 }
 
 // fileToken answers POST /api/files/token: {"token": ...}, a token that
@@ -121,7 +132,7 @@ func (d *Deps) downloadFile(w http.ResponseWriter, r *http.Request) {
 func (d *Deps) fileToken(w http.ResponseWriter, r *http.Request) {
 	p := d.recordCaller(r)
 	if p.Kind == engine.Anonymous {
-		WriteError(w, r, NewError(http.StatusUnauthorized, MsgAuthRequired, nil))
+		WriteError(w, r, NewError(http.StatusUnauthorized, "Missing auth context.", nil))
 		return
 	}
 	tok, err := d.Files.AnyToken(r.Context(), p)
