@@ -36,7 +36,6 @@ type Files interface {
 // mountFiles serves PocketBase's file routes.
 func mountFiles(r chi.Router, d *Deps) {
 	r.Get("/api/files/{collection}/{record}/{filename}", d.downloadFile)
-	r.Head("/api/files/{collection}/{record}/{filename}", d.downloadFile)
 	r.Post("/api/files/token", d.fileToken)
 }
 
