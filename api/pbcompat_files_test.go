@@ -275,3 +275,38 @@ func TestPocketBaseBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestPocketBaseFilesAuthRecord: a multipart sign-up as the SDK sends it
+// (account fields in @jsonPayload, an avatar file): passwordConfirm is
+// checked and dropped, the account signs in with the password.
+func TestPocketBaseFilesAuthRecord(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("members", "auth", []map[string]any{f("name", "text"), f("avatar", "file")}, "create_rule", "", "view_rule", ""))
+	const base = "/api/collections/members/records"
+	img := pngBytes(t, 8, 8)
+	res, out := pbForm(t, s, "POST", base, "", value("@jsonPayload", `{"email":"m@example.com","password":"`+userPassword+`","passwordConfirm":"other-password-1","name":"M"}`),
+		file("avatar", "me.png", img))
+	if res.StatusCode != 400 || !strings.Contains(string(out), `"passwordConfirm":{"code":"validation_values_mismatch"`) {
+		t.Errorf("a mismatched passwordConfirm: %d %s", res.StatusCode, out)
+	}
+	res, out = pbForm(t, s, "POST", base, "", value("@jsonPayload", `{"email":"m@example.com","password":"`+userPassword+`","passwordConfirm":"`+userPassword+`","name":"M","emailVisibility":true}`),
+		file("avatar", "me.png", img))
+	if res.StatusCode != 200 {
+		t.Fatalf("multipart sign-up: %d %s", res.StatusCode, out)
+	}
+	rec := apitest.DecodeMap(t, out)
+	if a, _ := rec["avatar"].(string); a == "" || rec["name"] != "M" {
+		t.Errorf("created member %s", out)
+	}
+	mustDo(t, s, 200, "POST", "/api/v1/auth/members/login", map[string]any{"email": "m@example.com", "password": userPassword}, nil)
+	// Form values too, as a hand-written form sends them.
+	res, out = pbForm(t, s, "POST", base, "", value("email", "n@example.com"), value("password", userPassword), value("name", "N"))
+	if res.StatusCode != 400 || !strings.Contains(string(out), `"passwordConfirm"`) {
+		t.Errorf("a form without passwordConfirm: %d %s", res.StatusCode, out)
+	}
+	res, out = pbForm(t, s, "POST", base, "", value("email", "n@example.com"), value("password", userPassword), value("passwordConfirm", userPassword), file("avatar", "n.png", img))
+	if res.StatusCode != 200 {
+		t.Errorf("a form sign-up: %d %s", res.StatusCode, out)
+	}
+}

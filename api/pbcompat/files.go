@@ -43,19 +43,19 @@ func mountFiles(r chi.Router, d *Deps) {
 // and file parts in one request, one command through the log.
 func (d *Deps) createMultipart(w http.ResponseWriter, r *http.Request, coll string) {
 	p := d.recordCaller(r)
+	c, err := d.Catalog.Collection(coll)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
 	parts, err := d.Files.Parts(r)
 	if err != nil {
 		WriteError(w, r, WriteFailure(err, MsgFailedCreate))
 		return
 	}
-	rec, _, err := d.Files.CreateRecordPublic(r.Context(), p, coll, parts)
+	rec, _, err := d.Files.CreateRecordPublic(r.Context(), p, coll, formParts(parts, c))
 	if err != nil {
 		WriteError(w, r, WriteFailure(err, MsgFailedCreate))
-		return
-	}
-	c, err := d.Catalog.Collection(coll)
-	if err != nil {
-		WriteError(w, r, err)
 		return
 	}
 	d.writeWritten(w, r, http.StatusOK, c, rec, p)
@@ -65,19 +65,19 @@ func (d *Deps) createMultipart(w http.ResponseWriter, r *http.Request, coll stri
 // file field's files, "field+" appends, "field-" removes by name).
 func (d *Deps) updateMultipart(w http.ResponseWriter, r *http.Request, coll, id string) {
 	p := d.recordCaller(r)
+	c, err := d.Catalog.Collection(coll)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
 	parts, err := d.Files.Parts(r)
 	if err != nil {
 		WriteError(w, r, WriteFailure(err, MsgFailedUpdate))
 		return
 	}
-	rec, _, err := d.Files.UpdateRecord(r.Context(), p, coll, id, parts, r.Header.Get("If-Match"))
+	rec, _, err := d.Files.UpdateRecord(r.Context(), p, coll, id, formParts(parts, c), r.Header.Get("If-Match"))
 	if err != nil {
 		WriteError(w, r, WriteFailure(err, MsgFailedUpdate))
-		return
-	}
-	c, err := d.Catalog.Collection(coll)
-	if err != nil {
-		WriteError(w, r, err)
 		return
 	}
 	d.writeWritten(w, r, http.StatusOK, c, rec, p)
