@@ -88,12 +88,12 @@ var thumbSpec = regexp.MustCompile(`^(\d+)x(\d+)([tbf])?$`)
 
 // ThumbOf translates PocketBase's thumb parameter into svcd's thumb and
 // fit: WxH (center crop), WxHt and WxHb (top and bottom crop: svcd crops
-// around the centre) are cover, WxHf is contain. 0xH and Wx0 (keep the
-// proportion) and anything else serve the original, as PocketBase does
-// for a size it does not know.
+// around the centre) are cover, WxHf is contain, 0xH and Wx0 keep the
+// proportion. Anything else serves the original, as PocketBase does for
+// a size it does not know.
 func ThumbOf(pb string) (thumb, fit string) {
 	m := thumbSpec.FindStringSubmatch(pb)
-	if m == nil || m[1] == "0" || m[2] == "0" {
+	if m == nil {
 		return "", ""
 	}
 	if m[3] == "f" {
