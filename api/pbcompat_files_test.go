@@ -146,6 +146,22 @@ func TestPocketBaseFiles(t *testing.T) {
 		if code, _, _ := download(t, s, secretURL+"?token=bad", nil); code != 404 {
 			t.Errorf("a bad token: %d, want 404", code)
 		}
+		// oneTimeToken and bindTokenIp fields keep needing their own
+		// per-file token.
+		def := apitest.Obj(t, s.MustAdmin(t, 200, "GET", "/api/v1/admin/collections/notes", nil)["data"])
+		fields, _ := def["fields"].([]any)
+		for _, fd := range fields {
+			if fm := fd.(map[string]any); fm["name"] == "secret" {
+				fm["oneTimeToken"] = true
+			}
+		}
+		s.MustAdmin(t, 200, "PATCH", "/api/v1/admin/collections/notes", map[string]any{"fields": fields})
+		if code, out, _ := download(t, s, secretURL+"?token="+tok, nil); code != 404 {
+			t.Errorf("a oneTimeToken file with the any-file token: %d %s, want 404", code, out)
+		}
+		if code, out, _ := download(t, s, "/api/v1/files/"+mine["secret"].(string)+"?token="+tok, nil); code != 403 {
+			t.Errorf("/api/v1, a oneTimeToken file with the any-file token: %d %s, want 403", code, out)
+		}
 	})
 
 	t.Run("multipart update: append, remove, refused to others", func(t *testing.T) {
