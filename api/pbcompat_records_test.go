@@ -77,8 +77,17 @@ func TestPocketBaseRecords(t *testing.T) {
 			ExpectedContent: []string{`"page":1`, `"perPage":30`, `"totalItems":2`, `"totalPages":1`},
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) {
 				checkPBShape(t, "list.json", body)
-				if ids := pbItemIDs(t, body); len(ids) != 2 || ids[0] != first || ids[1] != second {
-					t.Errorf("default order %v, want [%s %s]", ids, first, second)
+				// PocketBase's insertion order, to svcd's second: created,
+				// then id for records of the same second.
+				var l struct {
+					Items []struct{ ID, Created string } `json:"items"`
+				}
+				if err := json.Unmarshal(body, &l); err != nil || len(l.Items) != 2 {
+					t.Fatalf("list %s: %v", body, err)
+				}
+				a, b := l.Items[0], l.Items[1]
+				if a.Created > b.Created || a.Created == b.Created && a.ID > b.ID {
+					t.Errorf("default order: %+v before %+v", a, b)
 				}
 			},
 		},
@@ -101,8 +110,12 @@ func TestPocketBaseRecords(t *testing.T) {
 			AfterFunc:      func(t testing.TB, s *apitest.Server, body []byte) { checkPBShape(t, "error_filter_400.json", body) },
 		},
 		{
-			Name: "fields=* and fields with :excerpt keep PocketBase's forms", URL: base + "/" + second + "?fields=" + url.QueryEscape("id,title:excerpt(3,true)"),
-			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"title":"second"`}, NotExpectedContent: []string{`"views"`},
+			Name: "fields with :excerpt", URL: base + "/" + second + "?fields=" + url.QueryEscape("id,title:excerpt(3,true)"),
+			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"title":"sec..."`}, NotExpectedContent: []string{`"views"`},
+		},
+		{
+			Name: "fields=* is every field", URL: base + "?fields=*",
+			ExpectedStatus: http.StatusOK, ExpectedContent: []string{`"views":3`, `"collectionName":"posts"`},
 		},
 		{
 			Name: "a bad token is a guest, not a 401", URL: base + "/" + first, Headers: raw("not-a-token"),
@@ -112,7 +125,7 @@ func TestPocketBaseRecords(t *testing.T) {
 		{
 			Name: "the owner updates (Bearer form too)", Method: http.MethodPatch, URL: base + "/" + second,
 			Headers: bearer(userTok), Body: map[string]any{"views": 4}, ExpectedStatus: http.StatusOK,
-			ExpectedContent: []string{`"views":4`},
+			ExpectedContent: []string{`"views":4`}, ExpectedHeaders: map[string]string{"X-Svc-Index": "*", "ETag": "*"},
 		},
 		{
 			Name: "an update blanking a required field is PocketBase's 400", Method: http.MethodPatch, URL: base + "/" + second,
@@ -193,8 +206,9 @@ func TestPocketBaseAuthRecords(t *testing.T) {
 	})
 }
 
-// TestPocketBaseHealthAndSwitch: /api/health has PocketBase's answer, and
-// pocketbase.enabled=0 takes every PocketBase path away (404) at once.
+// TestPocketBaseHealthAndSwitch: /api/health has PocketBase's answer,
+// pocketbase.aliases names collections, and pocketbase.enabled=0 takes
+// every PocketBase path away (404) at once.
 func TestPocketBaseHealthAndSwitch(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{})
@@ -209,6 +223,11 @@ func TestPocketBaseHealthAndSwitch(t *testing.T) {
 			AfterFunc: func(t testing.TB, s *apitest.Server, body []byte) { checkPBShape(t, "health_superuser.json", body) },
 		},
 	})
+	// pocketbase.aliases: a PocketBase id an import replaced still names
+	// the collection.
+	s.MustAdmin(t, http.StatusOK, "PATCH", settingsURL, map[string]any{"pocketbase.aliases": `{"pbc_1234567890":"notes"}`})
+	mustDo(t, s, http.StatusOK, "GET", "/api/collections/pbc_1234567890/records", nil, nil)
+	mustDo(t, s, http.StatusNotFound, "GET", "/api/collections/pbc_0000000000/records", nil, nil)
 	s.MustAdmin(t, http.StatusOK, "PATCH", settingsURL, map[string]any{"pocketbase.enabled": "0"})
 	for _, path := range []string{"/api/health", "/api/collections/notes/records", "/api/collections/notes/records/x", "/api/nope"} {
 		res, body := s.Do(t, http.MethodGet, path, nil, nil)
@@ -236,23 +255,6 @@ func TestPocketBaseRecordScopes(t *testing.T) {
 			Body: map[string]any{"title": "y"}, ExpectedStatus: http.StatusForbidden, ExpectedContent: []string{"Insufficient token scope"}},
 		{Name: "another collection", URL: "/api/collections/notes/records", Headers: raw(tok), ExpectedStatus: http.StatusForbidden},
 	})
-}
-
-func pbItemIDs(t testing.TB, body []byte) []string {
-	t.Helper()
-	var l struct {
-		Items []struct {
-			ID string `json:"id"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(body, &l); err != nil {
-		t.Fatalf("list %s: %v", body, err)
-	}
-	var out []string
-	for _, it := range l.Items {
-		out = append(out, it.ID)
-	}
-	return out
 }
 
 // signUpIn registers email in the auth collection c and signs in.

@@ -30,4 +30,13 @@
 // in collections.go, UserAuth in auth.go, ...): a part narrows or widens
 // its own interfaces without editing deps.go, as long as api's concrete
 // values still satisfy them.
+//
+// Helpers the parts share (same package): d.Coll resolves a collection
+// named in a path (aliases included), d.recordColl also checks an API
+// token's scopes, d.recordCaller is the caller as record rules see it,
+// d.recordBody reads a JSON record body with PocketBase's members
+// translated, d.writeWritten / d.writeRecord answer a record in
+// PocketBase's shape, WriteFailure maps a write's error, SetIndex sets
+// X-Svc-Index. The multipart record bodies of part E plug in through
+// d.createMultipart and d.updateMultipart (stubs in files.go).
 package pbcompat

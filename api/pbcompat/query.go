@@ -82,8 +82,8 @@ func pbSort(s string) string {
 }
 
 // Fields translates PocketBase's fields parameter: "*" (alone or as a
-// segment) is every field, and the :excerpt(...) modifier is dropped (the
-// whole value is returned).
+// segment) is every field, and modifiers (:excerpt(...)) are left to the
+// layer (excerpt.go), which applies them to the answer.
 func Fields(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return ""

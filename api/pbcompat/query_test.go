@@ -41,3 +41,20 @@ func TestOwnsPath(t *testing.T) {
 		}
 	}
 }
+
+// TestExcerpt: PocketBase's :excerpt(max, withEllipsis).
+func TestExcerpt(t *testing.T) {
+	ex := excerpts("id,body:excerpt(12,true),title:excerpt(5),x.y:excerpt(3)")
+	if len(ex) != 2 {
+		t.Fatalf("excerpts: %v", ex)
+	}
+	if got := ex["body"].apply("<p>Hello <b>big</b>\n world</p><script>x()</script>!"); got != "Hello big wo..." {
+		t.Errorf("body: %q", got)
+	}
+	if got := ex["title"].apply("short"); got != "short" {
+		t.Errorf("title: %q", got)
+	}
+	if got := ex["title"].apply("héllo wörld"); got != "héllo" {
+		t.Errorf("title cut: %q", got)
+	}
+}

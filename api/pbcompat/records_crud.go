@@ -5,6 +5,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -28,7 +29,7 @@ func mountRecords(r chi.Router, d *Deps) {
 // recordColl resolves the collection of a record route and checks an API
 // token's scopes on it; an unknown collection is a 404.
 func (d *Deps) recordColl(w http.ResponseWriter, r *http.Request, write bool) (*schema.Collection, bool) {
-	c, err := d.Catalog.Collection(chi.URLParam(r, "collection"))
+	c, err := d.Coll(chi.URLParam(r, "collection"))
 	if err != nil || c == nil {
 		WriteError(w, r, NewError(http.StatusNotFound, "", nil))
 		return nil, false
@@ -69,12 +70,14 @@ func (d *Deps) listRecords(w http.ResponseWriter, r *http.Request) {
 	if lq.SkipTotal {
 		out.TotalItems, out.TotalPages = -1, -1
 	}
+	ex := excerpts(r.URL.Query().Get("fields"))
 	for _, raw := range raws {
 		m, err := RecordOut(d.Catalog, c, raw, p)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
+		applyExcerpts(m, ex)
 		out.Items = append(out.Items, m)
 	}
 	WriteJSON(w, http.StatusOK, out)
@@ -109,7 +112,8 @@ func (d *Deps) createRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := d.recordCaller(r)
-	rec, _, err := d.Records.CreateRecord(r.Context(), p, c.Name, body)
+	rec, idx, err := d.Records.CreateRecord(r.Context(), p, c.Name, body)
+	SetIndex(w, idx)
 	if err != nil {
 		WriteError(w, r, WriteFailure(err, MsgFailedCreate))
 		return
@@ -132,7 +136,8 @@ func (d *Deps) updateRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := d.recordCaller(r)
-	rec, _, err := d.Records.UpdateRecord(r.Context(), p, c.Name, id, body, r.Header.Get("If-Match"))
+	rec, idx, err := d.Records.UpdateRecord(r.Context(), p, c.Name, id, body, r.Header.Get("If-Match"))
+	SetIndex(w, idx)
 	if err != nil {
 		WriteError(w, r, WriteFailure(err, MsgFailedUpdate))
 		return
@@ -146,7 +151,9 @@ func (d *Deps) deleteRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := d.recordCaller(r)
-	if _, err := d.Records.DeleteRecord(r.Context(), p, c.Name, chi.URLParam(r, "id"), r.Header.Get("If-Match")); err != nil {
+	idx, err := d.Records.DeleteRecord(r.Context(), p, c.Name, chi.URLParam(r, "id"), r.Header.Get("If-Match"))
+	SetIndex(w, idx)
+	if err != nil {
 		e := engine.AsError(err)
 		if e != nil && e.Kind == engine.KindConflict && !errors.Is(e, engine.ErrSchemaMoved) {
 			WriteError(w, r, NewError(http.StatusBadRequest, MsgFailedDelete, nil))
@@ -182,6 +189,7 @@ func (d *Deps) writeRecord(w http.ResponseWriter, r *http.Request, status int, c
 		WriteError(w, r, err)
 		return
 	}
+	applyExcerpts(m, excerpts(r.URL.Query().Get("fields")))
 	if rec.ETag != "" {
 		w.Header().Set("ETag", rec.ETag)
 	}
@@ -217,6 +225,14 @@ func WriteFailure(err error, failed string) error {
 		return NewError(http.StatusNotFound, "", nil)
 	}
 	return FromEngine(err)
+}
+
+// SetIndex sets X-Svc-Index, the Raft index of a write, as /api/v1 does
+// (a client may wait for it on another node: docs/api.md "Consistency").
+func SetIndex(w http.ResponseWriter, idx uint64) {
+	if idx > 0 {
+		w.Header().Set("X-Svc-Index", strconv.FormatUint(idx, 10))
+	}
 }
 
 func isMultipart(r *http.Request) bool {
