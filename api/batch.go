@@ -35,22 +35,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	reqs, ops, err := parseBatchBody(body)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	caller := principal(r)
-	info := requestInfo(r)
-	for i, req := range reqs {
-		write := req.Op.Action != engine.BatchList && req.Op.Action != engine.BatchGet
-		if !caller.HasScope(req.Op.Collection, write) {
-			s.writeError(w, r, engine.BatchError(i, engine.ErrInsufficientScope))
-			return
-		}
-		req.Op.Request = entryInfo(info, req)
-	}
-	res, idx, err := s.batcher.Batch(r.Context(), batchCaller(caller, reqs), ops)
+	reqs, res, idx, err := s.runBatch(r, principal(r), body)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -59,6 +44,26 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 	out := append(make([]byte, 0, 64+len(body)*2), `{"data":`...)
 	out = appendBatchAnswers(out, reqs, res)
 	writeBytes(w, http.StatusOK, append(out, "}\n"...))
+}
+
+// runBatch parses a batch body and runs it for caller (scopes checked per
+// entry, each entry's request info set): /api/v1/batch and PocketBase's
+// /api/batch run through it.
+func (s *Server) runBatch(r *http.Request, caller engine.Principal, body []byte) ([]batchRequest, *engine.BatchResult, uint64, error) {
+	reqs, ops, err := parseBatchBody(body)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	info := requestInfo(r)
+	for i, req := range reqs {
+		write := req.Op.Action != engine.BatchList && req.Op.Action != engine.BatchGet
+		if !caller.HasScope(req.Op.Collection, write) {
+			return nil, nil, 0, engine.BatchError(i, engine.ErrInsufficientScope)
+		}
+		req.Op.Request = entryInfo(info, req)
+	}
+	res, idx, err := s.batcher.Batch(r.Context(), batchCaller(caller, reqs), ops)
+	return reqs, res, idx, err
 }
 
 // appendBatchAnswers appends the data array of a batch's answer:

@@ -22,6 +22,9 @@ type Files interface {
 	UpdateRecord(ctx context.Context, p engine.Principal, coll, id string, parts files.Parts, ifMatch string) (*engine.Record, uint64, error)
 	Download(ctx context.Context, p engine.Principal, req files.DownloadRequest) (*files.Download, error)
 	Token(ctx context.Context, p engine.Principal, coll, id, field, name, ip string) (*files.FileToken, error)
+	// For PocketBase's paths (api/pbcompat_files.go).
+	CreateRecordPublic(ctx context.Context, p engine.Principal, coll string, parts files.Parts) (*engine.Record, uint64, error)
+	AnyToken(ctx context.Context, p engine.Principal) (*files.FileToken, error)
 	Delete(ctx context.Context, p engine.Principal, coll, id, field, name string) (uint64, error)
 	DeleteAll(ctx context.Context, p engine.Principal, coll, id, field string) (int, uint64, error)
 }
@@ -113,13 +116,21 @@ var errAuditFailed = &engine.Error{Kind: engine.KindUnavailable, Message: "The d
 
 func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	name := chi.URLParam(r, "filename")
-	d, err := s.files.Download(r.Context(), recordCaller(r), files.DownloadRequest{
-		Name: name, Token: q.Get("token"), IP: s.clientIP(r), Thumb: q.Get("thumb"), Fit: q.Get("fit"), AppData: appDataReader,
-		Head: r.Method == http.MethodHead,
-	})
+	s.serveDownload(w, r, recordCaller(r), files.DownloadRequest{
+		Name: chi.URLParam(r, "filename"), Token: q.Get("token"), Thumb: q.Get("thumb"), Fit: q.Get("fit"),
+	}, q.Has("download") && q.Get("download") != "0", s.writeError)
+}
+
+// serveDownload serves the file req names to p (access decided by
+// Files.Download, audited when the field says so): the bytes, a thumbnail
+// or a redirect, with their cache headers. attachment asks for
+// Content-Disposition: attachment. Both /api/v1/files and PocketBase's
+// /api/files serve through it.
+func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request, p engine.Principal, req files.DownloadRequest, attachment bool, writeErr func(http.ResponseWriter, *http.Request, error)) {
+	req.IP, req.AppData, req.Head = s.clientIP(r), appDataReader, r.Method == http.MethodHead
+	d, err := s.files.Download(r.Context(), p, req)
 	if err != nil {
-		s.writeError(w, r, err)
+		writeErr(w, r, err)
 		return
 	}
 	if d.Blob != nil {
@@ -127,8 +138,8 @@ func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 	}
 	if d.Audit && r.Method != http.MethodHead {
 		if err := s.auditDownload(r, d); err != nil {
-			s.log.Warn("files: audit a download", "file", name, "err", err)
-			s.writeError(w, r, errAuditFailed)
+			s.log.Warn("files: audit a download", "file", req.Name, "err", err)
+			writeErr(w, r, errAuditFailed)
 			return
 		}
 	}
@@ -146,7 +157,7 @@ func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 		tag = tag[:32]
 	}
 	if d.Thumbnail {
-		tag += "-" + strings.NewReplacer(`"`, "", `\`, "").Replace(q.Get("thumb")+q.Get("fit"))
+		tag += "-" + strings.NewReplacer(`"`, "", `\`, "").Replace(req.Thumb+req.Fit)
 	}
 	h.Set("ETag", `"`+tag+`"`)
 	switch {
@@ -157,7 +168,7 @@ func (s *Server) downloadFile(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.Set("Cache-Control", "private, no-cache")
 	}
-	h.Set("Content-Disposition", contentDisposition(d.MIME, d.File.OriginalName, q.Has("download") && q.Get("download") != "0"))
+	h.Set("Content-Disposition", contentDisposition(d.MIME, d.File.OriginalName, attachment))
 	http.ServeContent(w, r, "", time.Unix(d.Created, 0), d.Blob)
 }
 

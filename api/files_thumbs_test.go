@@ -41,7 +41,8 @@ func testFilesThumbnails(t *testing.T, s *apitest.Server) {
 		{"?thumb=16x16", "png", 16, 12},       // contain: the whole image inside 16x16
 		{"?thumb=16x16_cover", "png", 16, 16}, // cover: exactly 16x16
 		{"?thumb=16x16&fit=crop", "png", 16, 16},
-		{"?thumb=0x16", "png", 64, 48},        // malformed: the original
+		{"?thumb=0x16", "png", 21, 16},        // PocketBase's 0xH: the width follows
+		{"?thumb=0x0", "png", 64, 48},         // malformed: the original
 		{"?thumb=16x16_weird", "png", 64, 48}, // malformed: the original
 		{"?thumb=5000x9999", "png", 64, 48},   // clamped, and contain never enlarges
 	} {

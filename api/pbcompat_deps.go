@@ -36,8 +36,8 @@ func (s *Server) pbDeps() pbcompat.Deps {
 		OAuth2:       s.oauth2,
 		Realtime:     s.rt,
 		RealtimeNode: pbRealtime{s},
-		Files:        s.files,
-		Batch:        s.batcher,
+		Files:        pbFiles{s}, // pbcompat_files.go (part E)
+		Batch:        pbBatch{s},
 		Off: func(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, errRouteNotFound)
 		},

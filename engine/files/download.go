@@ -27,6 +27,11 @@ type DownloadRequest struct {
 	// the HTTP layer's role table has it (an admin role that does not
 	// reach app data reads as anonymous); nil keeps it.
 	AppData func(engine.Principal) engine.Principal
+	// Collection and RecordID, when set, are where the caller says the
+	// file is (PocketBase's /api/files/{collection}/{record}/{file}): a
+	// file of another record is not found. Collection is a name or id.
+	Collection string
+	RecordID   string
 }
 
 // Download is a file the caller may fetch, open.
@@ -84,12 +89,18 @@ func (m *Files) Download(ctx context.Context, p engine.Principal, req DownloadRe
 	if f == nil {
 		return nil, errNoFile
 	}
+	if req.Collection != "" && req.Collection != ci.Name && req.Collection != ci.ID || req.RecordID != "" && req.RecordID != meta.RecordID {
+		return nil, errNoFile
+	}
 	who, via := p, "rule"
 	var tok *token.Claims
 	if req.Token != "" {
 		q, c, err := m.tokenSubject(ctx, req.Token, req.Name, p.Request)
 		if err != nil {
 			return nil, err
+		}
+		if c.File == AnyFile && (f.OneTimeToken || f.BindTokenIP) {
+			return nil, errTokenOtherFile
 		}
 		if f.BindTokenIP && c.IP != req.IP {
 			return nil, errTokenElsewhere

@@ -32,6 +32,9 @@ type multipartForm struct {
 	changes map[string]*fieldChange // by field id
 	order   []string                // field ids in first-seen order
 	metas   []fileMeta
+	// anonFiles admits file parts from an anonymous caller (PocketBase's
+	// semantics: the create rule alone decides, at apply).
+	anonFiles bool
 }
 
 func (mf *multipartForm) change(f *engine.FieldInfo) *fieldChange {
@@ -55,8 +58,8 @@ func (mf *multipartForm) changeList() []fieldChange {
 // readForm reads every part: plain values into the body, files stored
 // as they arrive (the caller discards them on failure). update selects
 // the update's meaning of a file field's name.
-func (m *Files) readForm(ctx context.Context, p engine.Principal, ci *engine.Coll, parts Parts, update bool, store BlobStore, driver string) (*multipartForm, error) {
-	mf := &multipartForm{body: map[string]any{}, changes: map[string]*fieldChange{}}
+func (m *Files) readForm(ctx context.Context, p engine.Principal, ci *engine.Coll, parts Parts, update, anonFiles bool, store BlobStore, driver string) (*multipartForm, error) {
+	mf := &multipartForm{body: map[string]any{}, changes: map[string]*fieldChange{}, anonFiles: anonFiles}
 	plain := map[string][]string{}
 	var plainOrder []string
 	budget := int64(formBudget)
@@ -124,7 +127,7 @@ func (m *Files) readForm(ctx context.Context, p engine.Principal, ci *engine.Col
 
 // formFile stores one file part for the field its name names.
 func (m *Files) formFile(ctx context.Context, p engine.Principal, ci *engine.Coll, part *Part, update bool, store BlobStore, driver string, mf *multipartForm) error {
-	if p.Kind == engine.Anonymous {
+	if p.Kind == engine.Anonymous && !mf.anonFiles {
 		return errAuthRequired
 	}
 	name, suffix := splitModifier(part.Name)
@@ -186,8 +189,20 @@ func formFileValue(f *engine.FieldInfo, suffix string, vals []string, update boo
 }
 
 // CreateRecord creates a record of coll from a multipart form, with its
-// files, in one command.
+// files, in one command. An anonymous caller may not send files.
 func (m *Files) CreateRecord(ctx context.Context, p engine.Principal, coll string, parts Parts) (*engine.Record, uint64, error) {
+	return m.createRecord(ctx, p, coll, parts, false)
+}
+
+// CreateRecordPublic is CreateRecord with PocketBase's semantics: an
+// anonymous caller may send files too, and the create rule decides at
+// apply (a public rule admits the record and its files; a refusal
+// discards the stored files). The fields' limits apply as for anyone.
+func (m *Files) CreateRecordPublic(ctx context.Context, p engine.Principal, coll string, parts Parts) (*engine.Record, uint64, error) {
+	return m.createRecord(ctx, p, coll, parts, true)
+}
+
+func (m *Files) createRecord(ctx context.Context, p engine.Principal, coll string, parts Parts, anonFiles bool) (*engine.Record, uint64, error) {
 	rs := m.core.Records()
 	ci, err := rs.Writable(coll)
 	if err != nil {
@@ -204,7 +219,7 @@ func (m *Files) CreateRecord(ctx context.Context, p engine.Principal, coll strin
 	if err != nil {
 		return nil, 0, err
 	}
-	mf, err := m.readForm(ctx, p, ci, parts, false, store, driver)
+	mf, err := m.readForm(ctx, p, ci, parts, false, anonFiles, store, driver)
 	if err != nil {
 		m.discard(store, mf.metas)
 		return nil, 0, err
@@ -277,7 +292,7 @@ func (m *Files) UpdateRecord(ctx context.Context, p engine.Principal, coll, id s
 	if err != nil {
 		return nil, 0, err
 	}
-	mf, err := m.readForm(ctx, p, ci, parts, true, store, driver)
+	mf, err := m.readForm(ctx, p, ci, parts, true, false, store, driver)
 	if err == nil && ci.Type == schema.TypeAuth {
 		err = accountFieldsAsJSON(mf.body)
 	}

@@ -70,6 +70,34 @@ func (m *Files) Token(ctx context.Context, p engine.Principal, coll, id, field, 
 	return &FileToken{Token: raw, ExpiresAt: now.Add(ttl).Unix()}, nil
 }
 
+// AnyFile is the File claim of a token that opens every file its subject
+// may view (PocketBase's file token, POST /api/files/token), except the
+// files of oneTimeToken and bindTokenIp fields, which keep needing a
+// token of their own.
+const AnyFile = "*"
+
+// AnyToken issues a file token for every file p may view (AnyFile), with
+// the lifetime of the per-file tokens. p must be signed in.
+func (m *Files) AnyToken(ctx context.Context, p engine.Principal) (*FileToken, error) {
+	if p.Kind == engine.Anonymous {
+		return nil, errAuthRequired
+	}
+	c := token.Claims{File: AnyFile, Admin: p.IsAdmin(), ID: p.ID, Email: p.Email}
+	switch {
+	case p.Claims != nil:
+		c.Collection, c.Anonymous, c.ImpersonatedBy, c.AuthTime = p.Claims.Collection, p.Claims.Anonymous, p.Claims.ImpersonatedBy, p.Claims.AuthTime
+	case p.IsAdmin():
+		c.APIToken = p.TokenID
+	}
+	now := m.core.Now()
+	ttl := time.Duration(m.tokenTTL()) * time.Second
+	raw, _, err := m.signer.Issue(c, token.AudFile, now, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return &FileToken{Token: raw, ExpiresAt: now.Add(ttl).Unix()}, nil
+}
+
 // tokenSubject verifies a file token for stored name and returns the
 // principal it stands for as it holds now, with the request's context.
 func (m *Files) tokenSubject(ctx context.Context, raw, name string, req engine.RequestInfo) (engine.Principal, *token.Claims, error) {
@@ -77,7 +105,7 @@ func (m *Files) tokenSubject(ctx context.Context, raw, name string, req engine.R
 	if err != nil {
 		return engine.Principal{}, nil, errBadToken
 	}
-	if c.File != name {
+	if c.File != name && c.File != AnyFile {
 		return engine.Principal{}, nil, errTokenOtherFile
 	}
 	p := engine.Principal{Kind: engine.User, ID: c.ID, Collection: c.Collection, Claims: c}

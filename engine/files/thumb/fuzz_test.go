@@ -26,8 +26,9 @@ func oracleDim(digits string) int {
 }
 
 // FuzzParseSpec: ParseSpec never panics, agrees with a regular
-// expression of the syntax on every input, returns sizes within 1-4096,
-// and its canonical form parses back to the same spec.
+// expression of the syntax on every input, returns sizes within 0-4096
+// (one of them 0: keep the proportion), and its canonical form parses
+// back to the same spec.
 func FuzzParseSpec(f *testing.F) {
 	for _, s := range [][2]string{
 		{"100x100", ""}, {"100x80_cover", ""}, {"0x10", ""}, {"-1x5", ""}, {"99999x1_crop", ""},
@@ -41,7 +42,7 @@ func FuzzParseSpec(f *testing.F) {
 		if m := specOracle.FindStringSubmatch(thumb); m != nil {
 			want = Spec{Width: oracleDim(m[1]), Height: oracleDim(m[2])}
 			name := m[3]
-			wantOK = want.Width > 0 && want.Height > 0
+			wantOK = want.Width > 0 || want.Height > 0 // one zero keeps the proportion
 			switch {
 			case name != "" && fit != "":
 				wantOK = false
@@ -62,7 +63,7 @@ func FuzzParseSpec(f *testing.F) {
 		if !ok {
 			return
 		}
-		if s.Width < 1 || s.Width > MaxDimension || s.Height < 1 || s.Height > MaxDimension {
+		if s.Width < 0 || s.Width > MaxDimension || s.Height < 0 || s.Height > MaxDimension || s.Width+s.Height == 0 {
 			t.Fatalf("ParseSpec(%q, %q) = %+v: out of range", thumb, fit, s)
 		}
 		if back, ok := ParseSpec(s.String(), ""); !ok || back != s {

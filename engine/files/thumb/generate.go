@@ -32,7 +32,7 @@ func Generate(w io.Writer, src io.Reader, mime string, s Spec) (out Format, err 
 			out, err = Unknown, refuse("decoder failed: %v", p)
 		}
 	}()
-	if s.Width < 1 || s.Height < 1 || s.Width > MaxDimension || s.Height > MaxDimension {
+	if s.Width < 0 || s.Height < 0 || s.Width+s.Height < 1 || s.Width > MaxDimension || s.Height > MaxDimension {
 		return Unknown, fmt.Errorf("thumb: invalid spec %dx%d", s.Width, s.Height)
 	}
 	f := FormatOf(mime)
@@ -64,8 +64,30 @@ func Generate(w io.Writer, src io.Reader, mime string, s Spec) (out Format, err 
 // Contain never enlarges; Cover gives exactly the box, cropped around the
 // centre.
 func fitInto(img image.Image, s Spec) *image.NRGBA {
+	if s.Width == 0 || s.Height == 0 {
+		// Keep the proportion: the zero side follows the other, clamped
+		// to MaxDimension (a 10000x1 source asked for 0x4096 is not a
+		// 40-megapixel-wide image).
+		w, h := proportional(img.Bounds().Dx(), img.Bounds().Dy(), s)
+		return imaging.Resize(img, w, h, imaging.Lanczos)
+	}
 	if s.Fit == Cover {
 		return imaging.Fill(img, s.Width, s.Height, imaging.Center, imaging.Lanczos)
 	}
 	return imaging.Fit(img, s.Width, s.Height, imaging.Lanczos)
+}
+
+// proportional is the size of a srcW × srcH source resized to the
+// non-zero side of s, keeping its proportion; each side 1 to MaxDimension.
+func proportional(srcW, srcH int, s Spec) (w, h int) {
+	w, h = s.Width, s.Height
+	if srcW < 1 || srcH < 1 {
+		return max(w, 1), max(h, 1)
+	}
+	if w == 0 {
+		w = int((int64(srcW)*int64(h) + int64(srcH)/2) / int64(srcH))
+	} else {
+		h = int((int64(srcH)*int64(w) + int64(srcW)/2) / int64(srcW))
+	}
+	return min(max(w, 1), MaxDimension), min(max(h, 1), MaxDimension)
 }

@@ -34,6 +34,9 @@ func TestGenerateFormatsAndFits(t *testing.T) {
 		{"600x600", "", 300, 200},           // contain never enlarges
 		{"600x400_cover", "", 600, 400},     // cover enlarges to fill the box
 		{"9999x9999_contain", "", 300, 200}, // clamped to 4096, still not enlarged
+		{"0x100", "", 150, 100},             // PocketBase's 0xH: the width follows
+		{"60x0_cover", "", 60, 40},          // Wx0: the height follows, whatever the fit
+		{"0x400", "", 600, 400},             // and it enlarges
 	}
 	for _, f := range []Format{PNG, JPEG, GIF, WebP, AVIF} {
 		raw := encodeAs(t, f, src)
@@ -42,7 +45,7 @@ func TestGenerateFormatsAndFits(t *testing.T) {
 			want = PNG // a single frame comes back as a PNG
 		}
 		for _, c := range cases {
-			if f == AVIF && c.thumb == "600x400_cover" {
+			if f == AVIF && (c.thumb == "600x400_cover" || c.thumb == "0x400") {
 				continue // the slowest encoder; enlarging is the same code for every format
 			}
 			s, ok := ParseSpec(c.thumb, c.fit)
@@ -322,4 +325,23 @@ func apng(t *testing.T) []byte {
 	out := append([]byte{}, raw[:ihdrEnd]...)
 	out = append(out, actl...)
 	return append(out, raw[ihdrEnd:]...)
+}
+
+// TestProportionalClamped: a keep-the-proportion size never exceeds
+// MaxDimension on the side that follows, however thin the source.
+func TestProportionalClamped(t *testing.T) {
+	for _, c := range []struct {
+		srcW, srcH int
+		s          Spec
+		w, h       int
+	}{
+		{10000, 1, Spec{Height: 4096}, MaxDimension, 4096},
+		{1, 10000, Spec{Width: 100}, 100, MaxDimension},
+		{3, 1000, Spec{Height: 10}, 1, 10},
+		{300, 200, Spec{Height: 100}, 150, 100},
+	} {
+		if w, h := proportional(c.srcW, c.srcH, c.s); w != c.w || h != c.h {
+			t.Errorf("proportional(%d, %d, %v) = %dx%d, want %dx%d", c.srcW, c.srcH, c.s, w, h, c.w, c.h)
+		}
+	}
 }

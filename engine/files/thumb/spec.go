@@ -36,7 +36,10 @@ func (f Fit) String() string {
 }
 
 // Spec is a parsed, clamped thumbnail request: a box of Width × Height
-// pixels (each 1 to MaxDimension) and how the source fits into it.
+// pixels (each 1 to MaxDimension) and how the source fits into it. One
+// of the two may be 0 (PocketBase's `0xH` and `Wx0`): the source is
+// resized to the other, keeping its proportion (enlarged if smaller),
+// whatever the fit.
 type Spec struct {
 	Width, Height int
 	Fit           Fit
@@ -58,10 +61,12 @@ func (s Spec) String() string {
 // which the caller serves the original file: an empty thumb, a zero size
 // (`0x100`: there is no "proportional" zero), a sign, a space, another
 // separator or case (`100X100`), an unknown fit, a suffix and fit= both.
+// One zero size (`0x100`, `100x0`) keeps the proportion; `0x0` is
+// malformed.
 func ParseSpec(thumb, fit string) (Spec, bool) {
 	size, suffix, hasSuffix := cutSuffix(thumb)
 	w, h, ok := parseSize(size)
-	if !ok {
+	if !ok || w == 0 && h == 0 {
 		return Spec{}, false
 	}
 	s := Spec{Width: w, Height: h}
@@ -112,7 +117,8 @@ func parseSize(s string) (w, h int, ok bool) {
 }
 
 // parseDim reads one dimension: one or more ASCII digits, clamped to
-// MaxDimension (so a number of any length is fine), zero refused.
+// MaxDimension (so a number of any length is fine); zero is "keep the
+// proportion" (ParseSpec refuses it for both).
 func parseDim(s string) (int, bool) {
 	if s == "" {
 		return 0, false
@@ -126,9 +132,6 @@ func parseDim(s string) (int, bool) {
 		if n <= MaxDimension {
 			n = n*10 + int(c-'0')
 		}
-	}
-	if n == 0 {
-		return 0, false
 	}
 	return min(n, MaxDimension), true
 }

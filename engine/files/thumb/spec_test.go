@@ -17,6 +17,9 @@ func TestParseSpec(t *testing.T) {
 		{"1x1", "", Spec{1, 1, Contain}},
 		{"4096x4096", "", Spec{4096, 4096, Contain}},
 		{"0100x007", "", Spec{100, 7, Contain}},
+		{"0x100", "", Spec{0, 100, Contain}},
+		{"100x0_cover", "", Spec{100, 0, Cover}},
+		{"000x10", "", Spec{0, 10, Contain}},
 		// Clamped to 4096, whatever the length of the number.
 		{"4097x10", "", Spec{4096, 10, Contain}},
 		{"10x5000_cover", "", Spec{10, 4096, Cover}},
@@ -31,7 +34,7 @@ func TestParseSpec(t *testing.T) {
 	}
 	malformed := []struct{ thumb, fit string }{
 		{"", ""}, {"", "cover"},
-		{"0x100", ""}, {"100x0", ""}, {"0x0", ""}, {"000x10", ""}, // zero: there is no proportional form
+		{"0x0", ""}, {"000x000_cover", ""}, // one zero keeps the proportion; both is nothing
 		{"-1x100", ""}, {"100x-1", ""}, {"+100x100", ""}, // signs
 		{"abcx100", ""}, {"100xabc", ""}, {"1.5x2", ""}, {"1e3x10", ""}, {"0x10x10", ""},
 		{"100", ""}, {"x100", ""}, {"100x", ""}, {"100X100", ""}, {"100*100", ""}, {" 100x100", ""}, {"100x100 ", ""},
