@@ -5,6 +5,7 @@ import { call, can } from "./api.js";
 import { h, mount, field, alertBox, describeError, when, confirmButton } from "./ui.js";
 import { go } from "./nav.js";
 import { rulesForm } from "./collections.js";
+import { fieldsForm, indexesForm, deleteForm } from "./schema.js";
 
 const PER_PAGE = 20;
 
@@ -81,7 +82,10 @@ export async function recordsPage(name) {
       can("editor") ? h("a", { class: "button", href: "/_/collections/" + encodeURIComponent(name) + "/records/new" }, "New record") : null),
     h("p", { class: "hint" }, "History: " + (coll.history_enabled ? "on" : "off")),
     form, filterErr, status, table, pager,
-    can("developer") ? h("details", {}, h("summary", {}, "Rules and history"), rulesForm(coll)) : null) };
+    can("developer") ? h("details", {}, h("summary", {}, "Rules and history"), rulesForm(coll)) : null,
+    can("developer") ? h("details", { id: "schema" }, h("summary", {}, "Fields, indexes and delete"),
+      coll.type === "view" ? null : fieldsForm(coll, () => window.dispatchEvent(new Event("svcd:navigate"))),
+      indexesForm(coll), deleteForm(coll)) : null) };
 }
 
 /** input builds the control of one field for value v. */
