@@ -6,6 +6,7 @@ import { h, mount, field, alertBox, describeError, when, confirmButton } from ".
 import { go } from "./nav.js";
 import { rulesForm } from "./collections.js";
 import { fieldsForm, indexesForm, deleteForm } from "./schema.js";
+import { csvTools } from "./csv.js";
 
 const PER_PAGE = 20;
 
@@ -38,6 +39,25 @@ export async function recordsPage(name) {
   const table = h("div", { class: "table-wrap" });
   const pager = h("nav", { class: "bar", "aria-label": "Pages" });
   const status = h("p", { role: "status", class: "status" });
+  // Selected rows (editors): deleted together in one batch request.
+  const writable = can("editor") && coll.type !== "view";
+  const selected = new Set();
+  const bulk = h("div", { class: "bar", id: "bulk" });
+  const bulkErr = alertBox();
+  const drawBulk = () => {
+    if (!writable || selected.size === 0) { mount(bulk); return; }
+    mount(bulk, h("span", {}, selected.size + " selected "),
+      confirmButton("Delete selected", "Confirm delete " + selected.size + " records", async () => {
+        bulkErr.set("");
+        const ids = [...selected];
+        const res = await call("POST", "/api/v1/batch", { requests: ids.map((id) =>
+          ({ method: "DELETE", url: "/api/v1/" + encodeURIComponent(name) + "/" + encodeURIComponent(id) })) });
+        if (!res.ok) { bulkErr.set(describeError(res)); return; }
+        selected.clear();
+        await load();
+        status.textContent = ids.length + " records deleted. " + status.textContent;
+      }));
+  };
 
   const here = location.pathname;
   const load = async () => {
@@ -52,6 +72,10 @@ export async function recordsPage(name) {
     filterErr.set(fe ? "Filter not applied: " + fe : "");
     filter.setAttribute("aria-invalid", fe ? "true" : "false");
     const body = res.body;
+    selected.clear();
+    drawBulk();
+    const pick = (r) => h("td", {}, h("input", { type: "checkbox", name: "select_record", value: r.id, "aria-label": "Select " + r.id,
+      onchange: (e) => { if (e.target.checked) selected.add(r.id); else selected.delete(r.id); drawBulk(); } }));
     const head = cols.map((c) => {
       const dir = state.sort === c ? "ascending" : state.sort === "-" + c ? "descending" : null;
       return h("th", { scope: "col", "aria-sort": dir || "none" },
@@ -61,7 +85,8 @@ export async function recordsPage(name) {
           load();
         } }, c, dir === "ascending" ? " ▲" : dir === "descending" ? " ▼" : ""));
     });
-    const rows = body.data.map((r) => h("tr", {}, cols.map((c, i) => h("td", {}, i === 0 ?
+    if (writable) head.unshift(h("th", { scope: "col" }, "Select"));
+    const rows = body.data.map((r) => h("tr", {}, writable ? pick(r) : null, cols.map((c, i) => h("td", {}, i === 0 ?
       h("a", { href: "/_/collections/" + encodeURIComponent(name) + "/records/" + encodeURIComponent(r.id) }, r.id) :
       c === "updated" ? when(r[c]) : cell(r[c])))));
     mount(table, h("table", { id: "records" },
@@ -81,7 +106,8 @@ export async function recordsPage(name) {
     h("div", { class: "bar" }, h("h1", {}, name),
       can("editor") ? h("a", { class: "button", href: "/_/collections/" + encodeURIComponent(name) + "/records/new" }, "New record") : null),
     h("p", { class: "hint" }, "History: " + (coll.history_enabled ? "on" : "off")),
-    form, filterErr, status, table, pager,
+    form, filterErr, status, bulk, bulkErr, table, pager,
+    can("editor") && coll.type === "base" ? csvTools(name, () => load()) : null,
     can("developer") ? h("details", {}, h("summary", {}, "Rules and history"), rulesForm(coll)) : null,
     can("developer") ? h("details", { id: "schema" }, h("summary", {}, "Fields, indexes and delete"),
       coll.type === "view" ? null : fieldsForm(coll, () => window.dispatchEvent(new Event("svcd:navigate"))),
