@@ -48,6 +48,8 @@ func isPage(seg string) bool {
 	switch seg {
 	case "collections", "tokens", "members":
 		return true
+	case "sql":
+		return true
 	}
 	return false
 }

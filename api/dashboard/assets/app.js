@@ -2,13 +2,14 @@
 // draws the navigation and routes /_/... paths to the pages; links are
 // plain <a href> intercepted for history navigation, so every page has a
 // URL that survives a reload.
-import { call, session, setSession } from "./api.js";
+import { call, session, setSession, can } from "./api.js";
 import { h, mount, field, alertBox } from "./ui.js";
 import { go } from "./nav.js";
 import { collectionsPage, newCollectionPage } from "./collections.js";
 import { recordsPage, recordPage } from "./records.js";
 import { tokensPage } from "./tokens.js";
 import { clusterPage } from "./cluster.js";
+import { sqlPage } from "./sql.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -21,6 +22,7 @@ const routes = [
   [/^\/_\/collections\/([^/]+)\/records\/([^/]+)$/, (m) => recordPage(decodeURIComponent(m[1]), decodeURIComponent(m[2]))],
   [/^\/_\/tokens$/, () => tokensPage()],
   [/^\/_\/members$/, () => clusterPage()],
+  [/^\/_\/sql$/, () => sqlPage()],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -65,7 +67,8 @@ function drawNav(s) {
   mount(top,
     h("strong", { class: "brand" }, "svcd"),
     h("nav", { "aria-label": "Main" },
-      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster")),
+      link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster"),
+      can("developer") ? link("/_/sql", "SQL") : null),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",
