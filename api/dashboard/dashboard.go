@@ -48,7 +48,7 @@ func isPage(seg string) bool {
 	switch seg {
 	case "collections", "tokens", "members":
 		return true
-	case "sql":
+	case "sql", "jobs":
 		return true
 	}
 	return false

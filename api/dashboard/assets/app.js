@@ -10,6 +10,7 @@ import { recordsPage, recordPage } from "./records.js";
 import { tokensPage } from "./tokens.js";
 import { clusterPage } from "./cluster.js";
 import { sqlPage } from "./sql.js";
+import { jobsPage } from "./jobs.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -23,6 +24,7 @@ const routes = [
   [/^\/_\/tokens$/, () => tokensPage()],
   [/^\/_\/members$/, () => clusterPage()],
   [/^\/_\/sql$/, () => sqlPage()],
+  [/^\/_\/jobs$/, () => jobsPage()],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -68,7 +70,8 @@ function drawNav(s) {
     h("strong", { class: "brand" }, "svcd"),
     h("nav", { "aria-label": "Main" },
       link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster"),
-      can("developer") ? link("/_/sql", "SQL") : null),
+      can("developer") ? link("/_/sql", "SQL") : null,
+      can("developer") ? link("/_/jobs", "Jobs") : null),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",
