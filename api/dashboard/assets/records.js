@@ -122,6 +122,8 @@ function input(f, v) {
     case "number": return h("input", { type: "number", name, step: "any", value: v ?? "" });
     case "json": return h("textarea", { name, rows: "4", spellcheck: "false", value: v === undefined || v === null ? "" : JSON.stringify(v, null, 2) });
     case "editor": return h("textarea", { name, rows: "4", value: v ?? "" });
+    case "date": return h("input", { type: "datetime-local", name, step: "1", value: localTime(v) });
+    case "relation": return relationPicker(f, v, name);
     case "select":
       if (f.multiple) return h("select", { name, multiple: true }, (f.values || []).map((o) => h("option", { value: o, selected: Array.isArray(v) && v.includes(o) }, o)));
       return h("select", { name }, h("option", { value: "" }, "(none)"), (f.values || []).map((o) => h("option", { value: o, selected: v === o }, o)));
@@ -135,10 +137,45 @@ function read(f, el) {
     case "bool": return el.checked;
     case "number": return el.value === "" ? null : Number(el.value);
     case "json": if (el.value.trim() === "") return null; try { return JSON.parse(el.value); } catch { return el.value; }
-    case "select": return f.multiple ? [...el.selectedOptions].map((o) => o.value) : el.value;
+    case "select": case "relation": return f.multiple ? [...el.selectedOptions].map((o) => o.value) : el.value;
+    case "date": return el.value === "" ? null : Math.floor(new Date(el.value).getTime() / 1000);
     case "vector": case "geoPoint": try { return JSON.parse(el.value); } catch { return el.value; }
     default: return el.value;
   }
+}
+
+/** localTime shows unix seconds as a datetime-local value (local time). */
+function localTime(v) {
+  if (v === null || v === undefined || v === "") return "";
+  const d = new Date(Number(v) * 1000);
+  if (isNaN(d)) return "";
+  const p = (n) => String(n).padStart(2, "0");
+  return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + "T" + p(d.getHours()) + ":" + p(d.getMinutes()) + ":" + p(d.getSeconds());
+}
+
+/**
+ * relationPicker is a select of the related collection's latest 100
+ * records (by id, with their first text value), filled once they load;
+ * the current value is always an option.
+ */
+function relationPicker(f, v, name) {
+  const current = Array.isArray(v) ? v : v ? [v] : [];
+  const opt = (id, label) => h("option", { value: id, selected: current.includes(id) }, label);
+  const el = f.multiple ? h("select", { name, multiple: true }, current.map((id) => opt(id, id)))
+    : h("select", { name }, h("option", { value: "" }, "(none)"), current.map((id) => opt(id, id)));
+  (async () => {
+    const target = await call("GET", "/api/v1/admin/collections/" + encodeURIComponent(f.collection));
+    if (!target.ok) return;
+    const res = await call("GET", "/api/v1/" + encodeURIComponent(target.data.name) + "?perPage=100&sort=-updated");
+    if (!res.ok) return;
+    const text = (target.data.fields || []).find((x) => x.type === "text" && !x.system && x.name !== "id");
+    for (const r of res.body.data || []) {
+      if (current.includes(r.id)) continue;
+      el.append(opt(r.id, r.id + (text && r[text.name] ? " · " + r[text.name] : "")));
+    }
+    el.dataset.loaded = "true";
+  })();
+  return el;
 }
 
 const EDITABLE = (f) => !f.system && !["autodate", "file", "password"].includes(f.type) && f.name !== "id";
