@@ -5,7 +5,7 @@ import { call, can } from "./api.js";
 import { h, mount, field, alertBox, describeError, when, confirmButton } from "./ui.js";
 import { go } from "./nav.js";
 import { rulesForm } from "./collections.js";
-import { fieldsForm, indexesForm, deleteForm } from "./schema.js";
+import { fieldsForm, indexesForm, deleteForm, viewQueryForm } from "./schema.js";
 import { csvTools } from "./csv.js";
 
 const PER_PAGE = 20;
@@ -110,8 +110,8 @@ export async function recordsPage(name) {
     can("editor") && coll.type === "base" ? csvTools(name, () => load()) : null,
     can("developer") ? h("details", {}, h("summary", {}, "Rules and history"), rulesForm(coll)) : null,
     can("developer") ? h("details", { id: "schema" }, h("summary", {}, "Fields, indexes and delete"),
-      coll.type === "view" ? null : fieldsForm(coll, () => window.dispatchEvent(new Event("svcd:navigate"))),
-      indexesForm(coll), deleteForm(coll)) : null) };
+      coll.type === "view" ? viewQueryForm(coll) : fieldsForm(coll, () => window.dispatchEvent(new Event("svcd:navigate"))),
+      coll.type === "view" ? null : indexesForm(coll), deleteForm(coll)) : null) };
 }
 
 /** input builds the control of one field for value v. */

@@ -129,3 +129,21 @@ export function deleteForm(coll) {
       go("/_/");
     }), err);
 }
+
+/** viewQueryForm edits a view's query (PATCH); the server's refusal shows under it. */
+export function viewQueryForm(coll, onSaved) {
+  const query = h("textarea", { name: "edit_view_query", rows: "4", spellcheck: "false", autocomplete: "off", value: coll.view_query || "" });
+  const err = alertBox();
+  const saved = h("p", { role: "status", class: "status" });
+  return h("form", { class: "card", "aria-labelledby": "query-h", onsubmit: async (e) => {
+    e.preventDefault();
+    err.set(""); saved.textContent = "";
+    const res = await call("PATCH", "/api/v1/admin/collections/" + encodeURIComponent(coll.name), { view_query: query.value });
+    if (!res.ok) { err.set(describeError(res)); return; }
+    saved.textContent = "Query saved; fields: " + (res.data.fields || []).map((f) => f.name + " (" + f.type + ")").join(", ") + ".";
+    if (onSaved) onSaved(res.data);
+  } },
+    h("h2", { id: "query-h" }, "Query of " + coll.name),
+    field("View query", query, "One SELECT returning an id column; the fields are inferred from its columns."),
+    err, saved, h("button", { type: "submit" }, "Save query"));
+}
