@@ -7,6 +7,7 @@ import { go } from "./nav.js";
 import { rulesForm } from "./collections.js";
 import { fieldsForm, indexesForm, deleteForm, viewQueryForm } from "./schema.js";
 import { csvTools } from "./csv.js";
+import { fileUploads } from "./upload.js";
 
 const PER_PAGE = 20;
 
@@ -252,7 +253,7 @@ export async function recordPage(name, id) {
   return { node: h("section", {},
     h("p", {}, h("a", { href: "/_/collections/" + encodeURIComponent(name) }, "← " + name)),
     h("h1", {}, isNew ? "New record in " + name : "Record " + id),
-    form, historyBox) };
+    form, !isNew && writable ? fileUploads(coll, rec) : null, historyBox) };
 }
 
 function versionOf(snap) {
