@@ -32,6 +32,7 @@ func TestDashboardSchemaBrowser(t *testing.T) {
 	p.mustJS(`document.querySelector("#schema summary").click() === undefined`)
 	p.waitFor("the fields form", `document.querySelectorAll("#schema-fields tbody tr").length === 3`, 10*time.Second)
 	p.checkNamed("schema")
+	p.waitFor("the relation targets", `[...document.querySelectorAll("#schema datalist option")].some((o) => o.value === "items")`, 10*time.Second)
 
 	// A refused change: a field whose name is taken.
 	p.fill("input[name=new_field_name]", "kind")

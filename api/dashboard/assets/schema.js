@@ -5,7 +5,7 @@
 // (list, create, drop) and deleting the collection. Every destructive
 // step is behind a confirmation that says what is lost.
 import { call } from "./api.js";
-import { h, mount, field, alertBox, describeError, confirmButton } from "./ui.js";
+import { h, mount, field, alertBox, describeError, confirmButton, uid } from "./ui.js";
 import { go } from "./nav.js";
 
 const TYPES = ["text", "editor", "number", "bool", "email", "url", "date", "autodate", "select", "json", "relation", "file", "geoPoint", "vector", "password"];
@@ -20,6 +20,14 @@ export function fieldsForm(coll, onSaved) {
   const newName = h("input", { type: "text", name: "new_field_name", autocomplete: "off" });
   const newType = h("select", { name: "new_field_type" }, TYPES.map((t) => h("option", { value: t }, t)));
   const newExtra = h("input", { type: "text", name: "new_field_extra", autocomplete: "off" });
+  // The relation target picker: the collections' names as suggestions.
+  const targets = h("datalist", { id: uid("targets") });
+  newExtra.setAttribute("list", targets.id);
+  call("GET", "/api/v1/admin/collections").then((res) => {
+    if (!res.ok) return;
+    const list = Array.isArray(res.data) ? res.data : (res.data.data || []);
+    targets.replaceChildren(...list.filter((c) => c.type !== "view").map((c) => h("option", { value: c.name })));
+  });
   const extraField = field("Values, related collection or dimensions", newExtra, "select: values, comma-separated; relation: the collection's name; vector: its dimensions");
   const add = h("button", { type: "button", onclick: () => {
     const name = newName.value.trim();
@@ -58,7 +66,7 @@ export function fieldsForm(coll, onSaved) {
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Type"),
         h("th", { scope: "col" }, "Required"), h("th", { scope: "col" }, "Remove"))),
       rows),
-    h("fieldset", {}, h("legend", {}, "New field"), field("New field name", newName), field("New field type", newType), extraField, add),
+    h("fieldset", {}, h("legend", {}, "New field"), field("New field name", newName), field("New field type", newType), extraField, targets, add),
     err, saved, saveBox);
 }
 
