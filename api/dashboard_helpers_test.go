@@ -215,7 +215,13 @@ func (p *dashPage) checkTabOrder(page string) {
 	}
 	p.mustJS(`(() => { document.querySelectorAll("[data-tabbed]").forEach((e) => e.removeAttribute("data-tabbed"));
 		document.activeElement && document.activeElement.blur(); return true; })()`)
-	for i := 0; i < int(n.(float64))+3; i++ {
+	// A date or time input takes a Tab stop per part (day, month, year,
+	// hours, ...): up to eight more each.
+	dates, err := p.js(`document.querySelectorAll("input[type=date], input[type=time], input[type=datetime-local]").length`)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for i := 0; i < int(n.(float64))+8*int(dates.(float64))+3; i++ {
 		p.do(chromedp.KeyEvent("\t"))
 		p.mustJS(`(() => { const e = document.activeElement; if (e && e !== document.body) e.setAttribute("data-tabbed", ""); return true; })()`)
 	}

@@ -2,7 +2,7 @@
 // draws the navigation and routes /_/... paths to the pages; links are
 // plain <a href> intercepted for history navigation, so every page has a
 // URL that survives a reload.
-import { call, session, setSession } from "./api.js";
+import { call, session, setSession, can } from "./api.js";
 import { h, mount, field, alertBox } from "./ui.js";
 import { go } from "./nav.js";
 import { collectionsPage, newCollectionPage } from "./collections.js";
@@ -17,6 +17,8 @@ import { logsPage } from "./logs.js";
 import { auditPage } from "./audit.js";
 import { webhooksPage, webhookPage } from "./webhooks.js";
 import { flagsPage, flagPage } from "./flags.js";
+import { sqlPage } from "./sql.js";
+import { jobsPage } from "./jobs.js";
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
@@ -39,6 +41,8 @@ const routes = [
   [/^\/_\/webhooks\/([^/]+)$/, (m) => webhookPage(decodeURIComponent(m[1]))],
   [/^\/_\/flags$/, () => flagsPage()],
   [/^\/_\/flags\/([^/]+)$/, (m) => flagPage(decodeURIComponent(m[1]))],
+  [/^\/_\/sql$/, () => sqlPage()],
+  [/^\/_\/jobs$/, () => jobsPage()],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -86,7 +90,9 @@ function drawNav(s) {
       link("/_/", "Collections"), link("/_/tokens", "API tokens"), link("/_/members", "Cluster"),
       link("/_/users", "Users"), can("owner") ? link("/_/admins", "Admins") : null,
       can("owner") ? link("/_/settings", "Settings") : null, link("/_/logs", "Logs"), link("/_/audit", "Audit log"),
-      can("developer") ? [link("/_/webhooks", "Webhooks"), link("/_/flags", "Flags")] : null),
+      can("developer") ? [link("/_/webhooks", "Webhooks"), link("/_/flags", "Flags")] : null,
+      can("developer") ? link("/_/sql", "SQL") : null,
+      can("developer") ? link("/_/jobs", "Jobs") : null),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",

@@ -1,8 +1,10 @@
 // cluster.js: the members of the cluster as this node sees them (state,
 // liveness, region, applied index, lag, last contact), polled every two
-// seconds, and a leadership transfer behind a confirmation.
+// seconds, and a leadership transfer behind a confirmation; owners also
+// get the operations of clusterops.js (add, remove, snapshot).
 import { call, can } from "./api.js";
 import { h, mount, field, alertBox, describeError } from "./ui.js";
+import { clusterOps } from "./clusterops.js";
 
 const POLL_MS = 2000;
 
@@ -33,6 +35,7 @@ export async function clusterPage() {
     const targets = members.filter((m) => m.suffrage === "voter" && m.id !== c.leader_id && m.status === "alive").map((m) => m.id);
     const key = targets.join(",") + "|" + c.leader_id;
     if (can("owner") && key !== last) { last = key; drawTransfer(targets); }
+    if (ops) ops.update(c);
   };
 
   const drawTransfer = (targets) => {
@@ -56,6 +59,7 @@ export async function clusterPage() {
     to.addEventListener("change", () => mount(box, h("button", { type: "button", onclick: ask }, "Transfer leadership")));
   };
 
+  const ops = can("owner") ? clusterOps(() => poll()) : null;
   let stopped = false;
   let timer = null;
   const poll = async () => {
@@ -67,7 +71,7 @@ export async function clusterPage() {
   };
   await poll();
   return {
-    node: h("section", {}, h("h1", {}, "Cluster"), summary, err, table, transfer, outcome),
+    node: h("section", {}, h("h1", {}, "Cluster"), summary, err, table, transfer, outcome, ops ? ops.node : null),
     cleanup: () => { stopped = true; clearTimeout(timer); },
   };
 }

@@ -88,7 +88,21 @@ function fieldRow(list) {
 export async function newCollectionPage() {
   if (!can("developer")) return { node: h("section", {}, h("h1", {}, "New collection"), h("p", {}, "Your role cannot create collections.")) };
   const name = h("input", { type: "text", name: "name", required: true, autocomplete: "off" });
-  const type = h("select", { name: "type" }, h("option", { value: "base" }, "base"), h("option", { value: "auth" }, "auth"));
+  const type = h("select", { name: "type" }, h("option", { value: "base" }, "base"), h("option", { value: "auth" }, "auth"), h("option", { value: "view" }, "view"));
+  const query = h("textarea", { name: "view_query", rows: "4", spellcheck: "false", autocomplete: "off" });
+  const queryErr = h("p", { class: "error", role: "alert", id: uid("err-view_query") });
+  query.setAttribute("aria-describedby", queryErr.id);
+  const queryBox = h("div", {}, field("View query (one SELECT returning an id column)", query), queryErr);
+  const fieldsBox = h("div", {});
+  // A view has no field list: its rows are hidden and disabled (a hidden
+  // required name would block the form's submit).
+  const syncType = () => {
+    const v = type.value === "view";
+    queryBox.hidden = !v; fieldsBox.hidden = v;
+    fieldsBox.querySelectorAll("input, select, button").forEach((e) => { e.disabled = v; });
+    if (!v) fieldsBox.querySelectorAll("select[name=field_type]").forEach((e) => e.dispatchEvent(new Event("change")));
+  };
+  type.addEventListener("change", syncType);
   const hist = h("input", { type: "checkbox", name: "history_enabled" });
   const fields = h("div", { class: "fields" });
   const addField = () => { const r = fieldRow(fields); fields.append(r); r.querySelector("input").focus(); };
@@ -98,29 +112,34 @@ export async function newCollectionPage() {
     e.preventDefault();
     err.set("");
     rules.forEach((r) => r.setError(""));
+    queryErr.textContent = "";
     const body = { name: name.value.trim(), type: type.value, history_enabled: hist.checked,
       fields: [...fields.children].map((r) => r.spec()) };
     RULES.forEach((r, i) => { body[r] = rules[i].value(); });
+    if (type.value === "view") { body.view_query = query.value; delete body.fields; }
     const res = await call("POST", "/api/v1/admin/collections", body);
     if (res.ok) { go("/_/collections/" + encodeURIComponent(body.name)); return; }
     const rest = {};
     for (const [k, v] of Object.entries(res.details || {})) {
       const i = RULES.indexOf(k);
       if (i >= 0) rules[i].setError(String(v));
+      else if (k === "view_query") queryErr.textContent = String(v);
       else rest[k] = v;
     }
     err.set(res.status + " " + res.error + (Object.keys(rest).length ? " — " + Object.entries(rest).map(([k, v]) => k + ": " + (typeof v === "string" ? v : JSON.stringify(v))).join("; ") : ""));
   } },
     h("h1", {}, "New collection"),
     field("Name", name), field("Type", type), field("Keep record history", hist),
-    h("h2", {}, "Fields"), fields,
-    h("button", { type: "button", onclick: addField }, "Add field"),
+    queryBox,
+    h("div", {}, fieldsBox),
     h("h2", {}, "Rules"),
     h("p", { class: "hint" }, "Rules are filter expressions (the view rule also governs the list), e.g. @request.auth.id != \"\". The server checks them; its message and offset appear under the rule."),
     rules.map((r) => r.node),
     err,
     h("div", { class: "bar" }, h("button", { type: "submit" }, "Create collection"), h("a", { href: "/_/" }, "Cancel")));
   fields.append(fieldRow(fields));
+  fieldsBox.append(h("h2", {}, "Fields"), fields, h("button", { type: "button", onclick: addField }, "Add field"));
+  syncType();
   return { node: form };
 }
 

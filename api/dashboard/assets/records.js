@@ -5,6 +5,9 @@ import { call, can } from "./api.js";
 import { h, mount, field, alertBox, describeError, when, confirmButton } from "./ui.js";
 import { go } from "./nav.js";
 import { rulesForm } from "./collections.js";
+import { fieldsForm, indexesForm, deleteForm, viewQueryForm } from "./schema.js";
+import { csvTools } from "./csv.js";
+import { fileUploads } from "./upload.js";
 
 const PER_PAGE = 20;
 
@@ -37,6 +40,25 @@ export async function recordsPage(name) {
   const table = h("div", { class: "table-wrap" });
   const pager = h("nav", { class: "bar", "aria-label": "Pages" });
   const status = h("p", { role: "status", class: "status" });
+  // Selected rows (editors): deleted together in one batch request.
+  const writable = can("editor") && coll.type !== "view";
+  const selected = new Set();
+  const bulk = h("div", { class: "bar", id: "bulk" });
+  const bulkErr = alertBox();
+  const drawBulk = () => {
+    if (!writable || selected.size === 0) { mount(bulk); return; }
+    mount(bulk, h("span", {}, selected.size + " selected "),
+      confirmButton("Delete selected", "Confirm delete " + selected.size + " records", async () => {
+        bulkErr.set("");
+        const ids = [...selected];
+        const res = await call("POST", "/api/v1/batch", { requests: ids.map((id) =>
+          ({ method: "DELETE", url: "/api/v1/" + encodeURIComponent(name) + "/" + encodeURIComponent(id) })) });
+        if (!res.ok) { bulkErr.set(describeError(res)); return; }
+        selected.clear();
+        await load();
+        status.textContent = ids.length + " records deleted. " + status.textContent;
+      }));
+  };
 
   const here = location.pathname;
   const load = async () => {
@@ -51,6 +73,10 @@ export async function recordsPage(name) {
     filterErr.set(fe ? "Filter not applied: " + fe : "");
     filter.setAttribute("aria-invalid", fe ? "true" : "false");
     const body = res.body;
+    selected.clear();
+    drawBulk();
+    const pick = (r) => h("td", {}, h("input", { type: "checkbox", name: "select_record", value: r.id, "aria-label": "Select " + r.id,
+      onchange: (e) => { if (e.target.checked) selected.add(r.id); else selected.delete(r.id); drawBulk(); } }));
     const head = cols.map((c) => {
       const dir = state.sort === c ? "ascending" : state.sort === "-" + c ? "descending" : null;
       return h("th", { scope: "col", "aria-sort": dir || "none" },
@@ -60,7 +86,8 @@ export async function recordsPage(name) {
           load();
         } }, c, dir === "ascending" ? " ▲" : dir === "descending" ? " ▼" : ""));
     });
-    const rows = body.data.map((r) => h("tr", {}, cols.map((c, i) => h("td", {}, i === 0 ?
+    if (writable) head.unshift(h("th", { scope: "col" }, "Select"));
+    const rows = body.data.map((r) => h("tr", {}, writable ? pick(r) : null, cols.map((c, i) => h("td", {}, i === 0 ?
       h("a", { href: "/_/collections/" + encodeURIComponent(name) + "/records/" + encodeURIComponent(r.id) }, r.id) :
       c === "updated" ? when(r[c]) : cell(r[c])))));
     mount(table, h("table", { id: "records" },
@@ -80,8 +107,12 @@ export async function recordsPage(name) {
     h("div", { class: "bar" }, h("h1", {}, name),
       can("editor") ? h("a", { class: "button", href: "/_/collections/" + encodeURIComponent(name) + "/records/new" }, "New record") : null),
     h("p", { class: "hint" }, "History: " + (coll.history_enabled ? "on" : "off")),
-    form, filterErr, status, table, pager,
-    can("developer") ? h("details", {}, h("summary", {}, "Rules and history"), rulesForm(coll)) : null) };
+    form, filterErr, status, bulk, bulkErr, table, pager,
+    can("editor") && coll.type === "base" ? csvTools(name, () => load()) : null,
+    can("developer") ? h("details", {}, h("summary", {}, "Rules and history"), rulesForm(coll)) : null,
+    can("developer") ? h("details", { id: "schema" }, h("summary", {}, "Fields, indexes and delete"),
+      coll.type === "view" ? viewQueryForm(coll) : fieldsForm(coll, () => window.dispatchEvent(new Event("svcd:navigate"))),
+      coll.type === "view" ? null : indexesForm(coll), deleteForm(coll)) : null) };
 }
 
 /** input builds the control of one field for value v. */
@@ -92,6 +123,8 @@ function input(f, v) {
     case "number": return h("input", { type: "number", name, step: "any", value: v ?? "" });
     case "json": return h("textarea", { name, rows: "4", spellcheck: "false", value: v === undefined || v === null ? "" : JSON.stringify(v, null, 2) });
     case "editor": return h("textarea", { name, rows: "4", value: v ?? "" });
+    case "date": return h("input", { type: "datetime-local", name, step: "1", value: localTime(v) });
+    case "relation": return relationPicker(f, v, name);
     case "select":
       if (f.multiple) return h("select", { name, multiple: true }, (f.values || []).map((o) => h("option", { value: o, selected: Array.isArray(v) && v.includes(o) }, o)));
       return h("select", { name }, h("option", { value: "" }, "(none)"), (f.values || []).map((o) => h("option", { value: o, selected: v === o }, o)));
@@ -105,10 +138,45 @@ function read(f, el) {
     case "bool": return el.checked;
     case "number": return el.value === "" ? null : Number(el.value);
     case "json": if (el.value.trim() === "") return null; try { return JSON.parse(el.value); } catch { return el.value; }
-    case "select": return f.multiple ? [...el.selectedOptions].map((o) => o.value) : el.value;
+    case "select": case "relation": return f.multiple ? [...el.selectedOptions].map((o) => o.value) : el.value;
+    case "date": return el.value === "" ? null : Math.floor(new Date(el.value).getTime() / 1000);
     case "vector": case "geoPoint": try { return JSON.parse(el.value); } catch { return el.value; }
     default: return el.value;
   }
+}
+
+/** localTime shows unix seconds as a datetime-local value (local time). */
+function localTime(v) {
+  if (v === null || v === undefined || v === "") return "";
+  const d = new Date(Number(v) * 1000);
+  if (isNaN(d)) return "";
+  const p = (n) => String(n).padStart(2, "0");
+  return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + "T" + p(d.getHours()) + ":" + p(d.getMinutes()) + ":" + p(d.getSeconds());
+}
+
+/**
+ * relationPicker is a select of the related collection's latest 100
+ * records (by id, with their first text value), filled once they load;
+ * the current value is always an option.
+ */
+function relationPicker(f, v, name) {
+  const current = Array.isArray(v) ? v : v ? [v] : [];
+  const opt = (id, label) => h("option", { value: id, selected: current.includes(id) }, label);
+  const el = f.multiple ? h("select", { name, multiple: true }, current.map((id) => opt(id, id)))
+    : h("select", { name }, h("option", { value: "" }, "(none)"), current.map((id) => opt(id, id)));
+  (async () => {
+    const target = await call("GET", "/api/v1/admin/collections/" + encodeURIComponent(f.collection));
+    if (!target.ok) return;
+    const res = await call("GET", "/api/v1/" + encodeURIComponent(target.data.name) + "?perPage=100&sort=-updated");
+    if (!res.ok) return;
+    const text = (target.data.fields || []).find((x) => x.type === "text" && !x.system && x.name !== "id");
+    for (const r of res.body.data || []) {
+      if (current.includes(r.id)) continue;
+      el.append(opt(r.id, r.id + (text && r[text.name] ? " · " + r[text.name] : "")));
+    }
+    el.dataset.loaded = "true";
+  })();
+  return el;
 }
 
 const EDITABLE = (f) => !f.system && !["autodate", "file", "password"].includes(f.type) && f.name !== "id";
@@ -185,7 +253,7 @@ export async function recordPage(name, id) {
   return { node: h("section", {},
     h("p", {}, h("a", { href: "/_/collections/" + encodeURIComponent(name) }, "← " + name)),
     h("h1", {}, isNew ? "New record in " + name : "Record " + id),
-    form, historyBox) };
+    form, !isNew && writable ? fileUploads(coll, rec) : null, historyBox) };
 }
 
 function versionOf(snap) {
