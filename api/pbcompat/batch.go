@@ -113,7 +113,7 @@ func (d *Deps) batch(w http.ResponseWriter, r *http.Request) {
 
 // batchBody is the batch's JSON: the body itself, or a multipart body's
 // "@jsonPayload" part. File parts (requests.N.field) are refused: files
-// in a batch are not supported (docs/pocketbase/files.md).
+// in a batch are not supported (docs/pocketbase-files.md).
 func (d *Deps) batchBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {

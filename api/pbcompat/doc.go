@@ -3,7 +3,7 @@
 // Raft path as /api/v1, translated at the edge. It is a thin layer, not a
 // second engine. api imports pbcompat; pbcompat never imports api.
 //
-// Conventions every route of the layer follows (docs/pocketbase/core.md):
+// Conventions every route of the layer follows (docs/pocketbase.md):
 //   - the caller comes from Authorization, a raw token or "Bearer <token>";
 //     a bad or expired token makes the caller a guest (auth_mw.go);
 //   - errors are PocketBase's envelope {status, message, data} (errors.go);

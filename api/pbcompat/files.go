@@ -14,7 +14,7 @@ import (
 // PocketBase's files (pb:apis/file.go): multipart record writes,
 // GET /api/files/{collection}/{record}/{filename} and POST /api/files/token,
 // over svcd's files module (engine/files), with the same access checks,
-// limits and audit as /api/v1/files. docs/pocketbase/files.md.
+// limits and audit as /api/v1/files. docs/pocketbase-files.md.
 
 // Files is what the file routes need; api hands its files module wrapped
 // with its multipart reader and download writer (api/pbcompat_files.go),
