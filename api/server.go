@@ -346,7 +346,7 @@ func New(opts Options) *Server {
 	// PocketBase's API (api/pbcompat): its own authentication (a bad
 	// token is a guest), errors and shapes over the same engine calls.
 	r.Group(func(r chi.Router) {
-		r.Use(s.requireCaughtUp, s.consistency, s.pbRealtimeMark)
+		r.Use(s.requireCaughtUp, s.pbConsistency, s.consistency, s.pbRealtimeMark)
 		pbcompat.Mount(r, s.pbDeps())
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

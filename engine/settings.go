@@ -80,6 +80,9 @@ func (e *Engine) registerCoreSettings() {
 		"http.anonymous_body_budget_bytes", "67108864",
 		// The PocketBase-compatible API (api/pbcompat): "0" answers 404 there.
 		"pocketbase.enabled", "1",
+		// Reads on PocketBase's paths: "strong" (linearizable) unless a
+		// request says otherwise, or "local" (api/pbcompat_consistency.go).
+		"pocketbase.consistency", "strong",
 	)...)
 	// otel.headers usually carries the collector's credentials
 	// (Authorization=..., x-api-key=...): masked and sealed like the

@@ -63,7 +63,12 @@ await step("create collections", async () => {
     updateRule: "author = @request.auth.id", deleteRule: "author = @request.auth.id",
   });
   check(posts.name === "posts" && posts.listRule === "" && Array.isArray(posts.fields), "posts: " + JSON.stringify(posts));
-  const got = await su2.collections.getOne("posts");
+  let got;
+  try {
+    got = await su2.collections.getOne("posts");
+  } catch (e) {
+    throw new Error("node 2 reading posts: " + JSON.stringify(e.response));
+  }
   check(got.id === posts.id, "node 2 does not see posts");
 });
 

@@ -1,0 +1,29 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+)
+
+// pbConsistencySetting is the read consistency of PocketBase's paths
+// when a request does not name one with X-Svc-Consistency: "strong" (the
+// default) or "local".
+const pbConsistencySetting = "pocketbase.consistency"
+
+// pbConsistency makes the reads on PocketBase's paths linearizable by
+// default. A PocketBase app was written against one database: it creates
+// a collection or a record and reads it back, possibly through another
+// node behind a load balancer, and expects to find it. svcd's own default
+// (local reads, never older than this node's acknowledged writes) would
+// answer 404 there for a moment. A request that sends X-Svc-Consistency
+// keeps its choice, and the setting "local" restores svcd's default for
+// apps that prefer speed.
+func (s *Server) pbConsistency(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Svc-Consistency") == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+			!strings.EqualFold(strings.TrimSpace(s.settings.Setting(pbConsistencySetting)), "local") {
+			r.Header.Set("X-Svc-Consistency", "strong")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
