@@ -197,6 +197,8 @@ func TestHelpersLibrary(t *testing.T) {
 		out.equal = [sec.equal("a", "a"), sec.equal("a", "b")];
 		const ph = sec.hashPassword("pw-12345678");
 		out.pw = [sec.verifyPassword("pw-12345678", ph), sec.verifyPassword("nope", ph)];
+		const pb = "$2a$10$IIfYg0lz3W.oAkmJx4LUwuQWWjRTr/LGu2AjqtM0NmoGRYy1bP6wa"; // PocketBase's bcrypt of alice123
+		out.pwBcrypt = [sec.verifyPassword("alice123", pb), sec.verifyPassword("alice124", pb)];
 		out.text = helpers.template.render("Hi {{.name}}{{range .items}} {{.}}{{end}}", {name: "<b>", items: [1, 2]});
 		out.html = helpers.template.render("<p>{{.name}}</p>", {name: "<b>"}, {html: true});
 		out.cron = [helpers.cron.valid("*/5 * * * *"), helpers.cron.valid("61 * * * *"), helpers.cron.next("30 2 * * *", 0), helpers.cron.next("0 * * * *", 0, 2)];
@@ -214,24 +216,25 @@ func TestHelpersLibrary(t *testing.T) {
 	mac := hmac.New(sha256.New, []byte("key"))
 	mac.Write([]byte("data"))
 	want := map[string]string{
-		"rows":   "[map[title:one]]",
-		"one":    "map[n:1]",
-		"none":   "<nil>",
-		"sha":    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-		"hmac":   hex.EncodeToString(mac.Sum(nil)),
-		"claims": "u1",
-		"random": "true",
-		"equal":  "[true false]",
-		"pw":     "[true false]",
-		"text":   "Hi <b> 1 2",
-		"html":   "<p>&lt;b&gt;</p>",
-		"cron":   "[true false 9000 [3600 7200]]",
-		"util":   "[aMOp hé 41 A]",
-		"slept":  "true",
-		"path":   "[a/c .gz b /a]",
-		"env":    "hi there",
-		"node":   "true",
-		"ids":    "[36 15 creme-brulee-a-la-carte]",
+		"rows":     "[map[title:one]]",
+		"one":      "map[n:1]",
+		"none":     "<nil>",
+		"sha":      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		"hmac":     hex.EncodeToString(mac.Sum(nil)),
+		"claims":   "u1",
+		"random":   "true",
+		"equal":    "[true false]",
+		"pw":       "[true false]",
+		"pwBcrypt": "[true false]",
+		"text":     "Hi <b> 1 2",
+		"html":     "<p>&lt;b&gt;</p>",
+		"cron":     "[true false 9000 [3600 7200]]",
+		"util":     "[aMOp hé 41 A]",
+		"slept":    "true",
+		"path":     "[a/c .gz b /a]",
+		"env":      "hi there",
+		"node":     "true",
+		"ids":      "[36 15 creme-brulee-a-la-carte]",
 	}
 	for k, w := range want {
 		if g := fmt.Sprint(got[k]); g != w {

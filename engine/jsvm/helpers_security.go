@@ -74,7 +74,9 @@ func (h *helperSet) crypto(o *goja.Object) {
 		return rt.ToValue(hs)
 	})
 	ns.set("verifyPassword", func(call goja.FunctionCall) goja.Value {
-		ok, err := password.Verify(h.str(call, 0, "helpers.security.verifyPassword", "the password"),
+		// An account's hash may still be PocketBase's bcrypt (imported,
+		// not yet signed in): verified like the sign-in verifies it.
+		ok, _, err := password.VerifyAny(h.str(call, 0, "helpers.security.verifyPassword", "the password"),
 			h.str(call, 1, "helpers.security.verifyPassword", "the hash"))
 		return rt.ToValue(err == nil && ok)
 	})
