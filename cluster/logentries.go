@@ -45,10 +45,18 @@ func checkLogContents(path string, logs raft.LogStore, sum *logFileSummary, prog
 		return &DamageError{File: path, What: fmt.Sprintf("%d entries but no current term", last-first+1)}
 	}
 	if last > 0 {
-		prog.SetTotal(int64(last - first + 1))
+		n := last - first + 1
+		for _, g := range sum.Gaps {
+			n -= g.Next - g.After - 1
+		}
+		prog.SetTotal(int64(n))
 	}
 	var prevTerm uint64
+	gaps := sum.Gaps
 	for idx := first; idx <= last && idx > 0; idx++ {
+		if len(gaps) > 0 && idx == gaps[0].After+1 {
+			idx, gaps = gaps[0].Next, gaps[1:] // a snapshot holds these (checkGaps)
+		}
 		var l raft.Log
 		if err := getLogSafely(logs, idx, &l); err != nil {
 			return &DamageError{File: path, Index: idx, What: fmt.Sprintf("cannot be read: %v", err)}

@@ -24,7 +24,16 @@ type logFileSummary struct {
 	First, Last uint64
 	// Conf holds the stable store's keys and values.
 	Conf map[string][]byte
+	// Gaps are the places where the entries skip indexes. Raft leaves one
+	// when a follower installs a snapshot past its last entry: it keeps
+	// its trailing entries and appends after the snapshot's index. A gap
+	// is sound only when a snapshot holds the missing entries
+	// (checkGaps).
+	Gaps []logGap
 }
+
+// logGap is entries After+1 .. Next-1 missing from the log.
+type logGap struct{ After, Next uint64 }
 
 // scanLogFile checks the structure of the Raft log file at path without
 // bbolt (boltfile.go), and raft-boltdb's layout in it: both buckets, plain
@@ -96,8 +105,8 @@ func scanLogFile(path string, prog *progress.Reporter) (*logFileSummary, error) 
 	return sum, nil
 }
 
-// visitLog checks one key of the logs bucket: an index one above the
-// previous one, and a value.
+// visitLog checks one key of the logs bucket: an index above the previous
+// one (a gap is recorded, for checkGaps), and a value.
 func (s *logFileSummary) visitLog(k, v []byte, flags uint32) error {
 	if flags != 0 {
 		return damagef("a nested bucket among the entries")
@@ -109,13 +118,16 @@ func (s *logFileSummary) visitLog(k, v []byte, flags uint32) error {
 	switch {
 	case idx == 0:
 		return damagef("an entry with index 0")
-	case s.Last != 0 && idx != s.Last+1:
+	case s.Last != 0 && idx <= s.Last:
 		return damagef("entry %d follows entry %d", idx, s.Last)
 	case len(v) == 0:
 		return damagef("entry %d is empty", idx)
 	}
 	if s.First == 0 {
 		s.First = idx
+	}
+	if s.Last != 0 && idx != s.Last+1 {
+		s.Gaps = append(s.Gaps, logGap{After: s.Last, Next: idx})
 	}
 	s.Last = idx
 	return nil

@@ -55,7 +55,32 @@ func scanLockedLog(dir string, prog *progress.Reporter) (*logFileSummary, error)
 		return nil, err
 	}
 	defer release()
-	return scanLogFile(filepath.Join(dir, "raft.db"), prog)
+	sum, err := scanLogFile(filepath.Join(dir, "raft.db"), prog)
+	if err != nil {
+		return nil, err
+	}
+	return sum, checkGaps(dir, sum)
+}
+
+// checkGaps accepts the gaps of dir's log that its newest snapshot covers
+// (the missing entries are in it, and Raft never reads them again) and
+// names the first other one as damage.
+func checkGaps(dir string, sum *logFileSummary) error {
+	if len(sum.Gaps) == 0 {
+		return nil
+	}
+	var snapIndex uint64
+	snap, err := newestSnapshot(dir)
+	if err == nil && snap != nil {
+		snapIndex = snap.Meta.Index
+	}
+	for _, g := range sum.Gaps {
+		if snapIndex < g.Next-1 {
+			return &DamageError{File: filepath.Join(dir, "raft.db"), Index: g.After + 1,
+				What: fmt.Sprintf("entry %d follows entry %d and no snapshot holds the entries between (the newest ends at %d)", g.Next, g.After, snapIndex)}
+		}
+	}
+	return nil
 }
 
 // openLogStore opens raft-boltdb on a checked file, read-only for a

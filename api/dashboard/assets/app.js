@@ -9,7 +9,6 @@ import { collectionsPage, newCollectionPage } from "./collections.js";
 import { recordsPage, recordPage } from "./records.js";
 import { tokensPage } from "./tokens.js";
 import { clusterPage } from "./cluster.js";
-import { can } from "./api.js";
 import { usersIndexPage, usersPage } from "./users.js";
 import { adminsPage } from "./admins.js";
 import { settingsPage } from "./settings.js";
