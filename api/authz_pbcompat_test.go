@@ -15,6 +15,7 @@ import (
 func pbMatrixPaths() []mpath {
 	return []mpath{
 		{name: "pb-get", run: pathPBGet},
+		{name: "pb-file-download", run: pathPBFileDownload}, // authz_pbfiles_test.go
 		{name: "pb-list", run: pathPBList},
 		{name: "pb-filter", run: pathPBFilter},
 		{name: "pb-expand", run: pathPBExpand([]string{"pub?expand=link,adm", "notes?expand=pub,owned", "owned?expand=owner",
