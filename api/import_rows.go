@@ -19,12 +19,12 @@ type RowImports interface {
 // hashes (owner; docs/pocketbase.md "Import"): what `svcd
 // import-pocketbase` sends.
 //
-//	POST /admin/import/rows  {collection, rows: [{id, created, updated, values, password_hash?}]}
+//	POST /admin/import-rows  {collection, rows: [{id, created, updated, values, password_hash?}]}
 func (s *Server) mountImportRows(r chi.Router) {
 	if s.rowImports == nil {
 		return
 	}
-	r.Post("/admin/import/rows", s.importRows)
+	r.Post("/admin/import-rows", s.importRows)
 }
 
 func (s *Server) importRows(w http.ResponseWriter, r *http.Request) {

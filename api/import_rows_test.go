@@ -11,7 +11,7 @@ import (
 	"svcd/engine/password"
 )
 
-const importRowsURL = "/api/v1/admin/import/rows"
+const importRowsURL = "/api/v1/admin/import-rows"
 
 // TestImportRows: an owner imports records with their own ids, created
 // and updated times and, in an auth collection, a password hash made

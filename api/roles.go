@@ -30,7 +30,7 @@ var roleTable = []roleRule{
 	{"/api/v1/admin/backup", engine.RoleOwner, engine.RoleOwner},
 	// An import writes records with chosen ids, times and password
 	// hashes, past every rule: the owner's.
-	{"/api/v1/admin/import", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/import-rows", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/restore", engine.RoleOwner, engine.RoleOwner},
 	// The digest hashes every internal table (admins, sessions, tokens,
 	// settings): a viewer could watch them change and compare them across

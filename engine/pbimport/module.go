@@ -4,7 +4,7 @@
 // auth collection, its password hash as the other system stored it (a
 // PocketBase bcrypt hash; engine/password verifies it at sign-in and the
 // account module rehashes it to argon2id). `svcd import-pocketbase` sends
-// its rows here (POST /api/v1/admin/import/rows, owner).
+// its rows here (POST /api/v1/admin/import-rows, owner).
 //
 // A chunk of rows is one command (160). Each row is prepared on the
 // proposing node as an admin create (the collection's validation, no

@@ -44,7 +44,7 @@ func ImportRecords(ctx context.Context, src *Source, t *Target, p RecordPlan, no
 				Details map[string]any `json:"details"`
 			} `json:"failed"`
 		}
-		if err := t.Do(ctx, "POST", "/admin/import/rows", map[string]any{"collection": p.To, "rows": rows}, &res); err != nil {
+		if err := t.Do(ctx, "POST", "/admin/import-rows", map[string]any{"collection": p.To, "rows": rows}, &res); err != nil {
 			return fmt.Errorf("collection %s: %w", p.To, err)
 		}
 		cr.Created += len(res.Created)

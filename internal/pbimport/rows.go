@@ -4,7 +4,7 @@ import (
 	"fmt"
 )
 
-// ImportRow is one record as POST /api/v1/admin/import/rows takes it.
+// ImportRow is one record as POST /api/v1/admin/import-rows takes it.
 type ImportRow struct {
 	ID           string         `json:"id"`
 	Created      int64          `json:"created"`
