@@ -30,6 +30,12 @@ func TestRecoverLostQuorum(t *testing.T) {
 	n1 := c.Node("n1")
 	admin := c.Admin(n1)
 	createItems(t, admin)
+	// Writes go to every node: each must know the collection first (a
+	// follower validates a write against its own schema, and answers 404
+	// for a collection it has not applied yet).
+	if _, err := c.Converge(30 * time.Second); err != nil {
+		t.Fatalf("converge after the collection: %v", err)
+	}
 	w := newAckedWriter(t)
 	for i := range 30 {
 		w.create(c.Admin(c.Nodes()[i%3]), "recseq"+strings.Repeat("0", 7)+string(rune('a'+i%26))+string(rune('a'+i/26)), "recover")
