@@ -94,19 +94,23 @@ func (x *matrix) get(t *testing.T, c mcaller, method, path string, body any, ext
 	return res.StatusCode, out, res.Header
 }
 
-// listIDsOf reads the keys of the records of a list answer, in order.
+// listKeys reads the keys of the records of a list answer (svcd's data or
+// PocketBase's items), in order.
 func (x *matrix) listKeys(t *testing.T, body []byte) []string {
 	t.Helper()
 	var l struct {
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
+		Items []struct { // PocketBase's list (authz_pbcompat_test.go)
+			ID string `json:"id"`
+		} `json:"items"`
 	}
 	if err := json.Unmarshal(body, &l); err != nil {
 		t.Fatalf("list answer %s: %v", body, err)
 	}
 	var out []string
-	for _, r := range l.Data {
+	for _, r := range append(l.Data, l.Items...) {
 		out = append(out, x.keys[r.ID])
 	}
 	return out

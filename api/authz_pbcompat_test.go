@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -37,24 +36,6 @@ func pathPBGet(t *testing.T, x *matrix, c mcaller) {
 	}
 }
 
-// pbListKeys reads the keys of the records of a PocketBase list, in order.
-func (x *matrix) pbListKeys(t *testing.T, body []byte) []string {
-	t.Helper()
-	var l struct {
-		Items []struct {
-			ID string `json:"id"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(body, &l); err != nil {
-		t.Fatalf("list answer %s: %v", body, err)
-	}
-	var out []string
-	for _, r := range l.Items {
-		out = append(out, x.keys[r.ID])
-	}
-	return out
-}
-
 func pathPBList(t *testing.T, x *matrix, c mcaller) {
 	for _, coll := range matrixCollections() {
 		st, body, _ := x.get(t, c, "GET", pbRecords(coll)+"?perPage=100", nil, nil)
@@ -72,7 +53,7 @@ func pathPBList(t *testing.T, x *matrix, c mcaller) {
 				want[coll+"/"+rec] = true
 			}
 		}
-		got := x.pbListKeys(t, body)
+		got := x.listKeys(t, body)
 		if len(got) != len(want) {
 			t.Errorf("%s: list %s: %v, want %v", c.name, coll, got, want)
 		}
@@ -94,7 +75,7 @@ func pathPBFilter(t *testing.T, x *matrix, c mcaller) {
 			t.Errorf("LEAK %s via pb-filter on %s (%s): %d for the value, %d for a decoy", c.name, p.coll, p.expr, st, st2)
 			continue
 		}
-		if st == 200 && !slices.Equal(x.pbListKeys(t, yes), x.pbListKeys(t, no)) && !c.allowed(p.target) {
+		if st == 200 && !slices.Equal(x.listKeys(t, yes), x.listKeys(t, no)) && !c.allowed(p.target) {
 			t.Errorf("LEAK %s via pb-filter on %s (%s): %s", c.name, p.coll, p.expr, p.target.label())
 		}
 	}
