@@ -35,9 +35,9 @@ const corsDefaultMethods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 
 // corsExposed are the response headers a cross-origin script may read:
 // the record version, the Raft index and node of a write, the back-off of a
-// 429 or 503, the challenge of a 401, and why a list dropped its filter or
-// sort terms.
-const corsExposed = "ETag, Retry-After, WWW-Authenticate, X-Svc-Index, X-Svc-Node, X-Svc-Filter-Error, X-Svc-Sort-Error"
+// 429 or 503, the challenge of a 401, why a list dropped its filter or
+// sort terms, and the request id the logs name (to report a failure).
+const corsExposed = "ETag, Retry-After, WWW-Authenticate, X-Svc-Index, X-Svc-Node, X-Svc-Filter-Error, X-Svc-Sort-Error, X-Request-Id"
 
 // corsDefaultMaxAge is cors.max_age when it is unset or malformed.
 const corsDefaultMaxAge = "600"
@@ -50,7 +50,7 @@ const corsMaxRequestHeaders = 32
 var corsSafeHeaders = map[string]bool{
 	"accept": true, "accept-language": true, "authorization": true, "cache-control": true,
 	"content-language": true, "content-type": true, "if-match": true, "if-none-match": true,
-	"last-event-id": true, "x-requested-with": true, "x-setup-key": true,
+	"last-event-id": true, "x-request-id": true, "x-requested-with": true, "x-setup-key": true,
 }
 
 var errCORSOrigin = engine.Errorf(engine.KindForbidden, "Origin not allowed (cors.origins)")

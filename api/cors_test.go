@@ -108,7 +108,7 @@ func TestCORSOriginList(t *testing.T) {
 				t.Errorf("GET %s: Allow-Credentials with cors.credentials off", path)
 			}
 			exposed := headerList(res, "Access-Control-Expose-Headers")
-			for _, h := range []string{"etag", "x-svc-index", "x-svc-node", "retry-after"} {
+			for _, h := range []string{"etag", "x-svc-index", "x-svc-node", "retry-after", "x-request-id"} {
 				if !slices.Contains(exposed, h) {
 					t.Errorf("GET %s: %s not exposed: %v", path, h, exposed)
 				}
