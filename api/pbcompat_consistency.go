@@ -5,22 +5,26 @@ import (
 	"strings"
 )
 
-// pbConsistencySetting is the read consistency of PocketBase's paths
+// pbConsistencySetting is the consistency of PocketBase's paths
 // when a request does not name one with X-Svc-Consistency: "strong" (the
 // default) or "local".
 const pbConsistencySetting = "pocketbase.consistency"
 
-// pbConsistency makes the reads on PocketBase's paths linearizable by
+// pbConsistency makes the requests on PocketBase's paths linearizable by
 // default. A PocketBase app was written against one database: it creates
-// a collection or a record and reads it back, possibly through another
-// node behind a load balancer, and expects to find it. svcd's own default
-// (local reads, never older than this node's acknowledged writes) would
-// answer 404 there for a moment. A request that sends X-Svc-Consistency
+// a collection or a record and reads it back, or writes into it, possibly
+// through another node behind a load balancer, and expects to find it.
+// svcd's own default (local state, never older than this node's
+// acknowledged writes) would answer 404 there for a moment: reads answer
+// from the replica, and a write's checks (the collection exists, the
+// record exists, the rule admits it) run on it before the write is
+// proposed. So every request of the layer, writes included, first waits
+// for the leader's commit index. A request that sends X-Svc-Consistency
 // keeps its choice, and the setting "local" restores svcd's default for
 // apps that prefer speed.
 func (s *Server) pbConsistency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Svc-Consistency") == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		if r.Header.Get("X-Svc-Consistency") == "" &&
 			!strings.EqualFold(strings.TrimSpace(s.settings.Setting(pbConsistencySetting)), "local") {
 			r.Header.Set("X-Svc-Consistency", "strong")
 		}
