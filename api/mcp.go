@@ -46,8 +46,8 @@ var (
 
 func (s *Server) mountMCP(r chi.Router) {
 	r.Post("/mcp", s.mcpPost)
-	r.Get("/mcp", s.mcpStream)
-	r.Get("/mcp/events", s.mcpStream)
+	r.Get("/mcp", s.untilDrain(s.mcpStream))
+	r.Get("/mcp/events", s.untilDrain(s.mcpStream))
 }
 
 // mcpCaller checks what every MCP request must pass (Origin, an API token

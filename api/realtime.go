@@ -44,7 +44,7 @@ func (s *Server) mountRealtimeSSE(r chi.Router) {
 	}
 	r.Group(func(r chi.Router) {
 		r.Use(s.realtimeMark, s.authenticate)
-		r.Get("/realtime", s.realtimeSSE)
+		r.Get("/realtime", s.untilDrain(s.realtimeSSE))
 		r.Post("/realtime", s.realtimeSSESubscribe)
 		r.Delete("/realtime/{clientId}", s.realtimeSSEDisconnect)
 		r.Get("/realtime/presence/{channel}", s.realtimePresence)

@@ -89,8 +89,13 @@ func (p pbRealtime) Forward(w http.ResponseWriter, r *http.Request, prefix strin
 // caller (the other paths of the layer need none).
 func (s *Server) pbRealtimeMark(next http.Handler) http.Handler {
 	marked := s.realtimeMark(next)
+	stream := s.untilDrain(marked.ServeHTTP)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.rt != nil && r.URL.Path == "/api/realtime" {
+			if r.Method == http.MethodGet {
+				stream(w, r) // the stream ends when the node drains
+				return
+			}
 			marked.ServeHTTP(w, r)
 			return
 		}

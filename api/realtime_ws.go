@@ -53,6 +53,9 @@ func (s *Server) realtimeWS(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	// The node shutting down closes the socket with 1001 Going Away (a
+	// client reconnects, to any node, with lastEventId).
+	defer s.onDrain(func() { ws.Close(websocket.StatusGoingAway, "the node is shutting down") })()
 
 	sendRaw := func(b []byte) error {
 		wctx, wcancel := context.WithTimeout(ctx, wsWriteTimeout)

@@ -176,8 +176,10 @@ type Server struct {
 	bodyMinRate int64
 	// sseKeepAlive: Options.SSEKeepAlive resolved.
 	sseKeepAlive time.Duration
-	bodyGrace    time.Duration
-	budget       *bodyBudget
+	// drain ends the open streams when the node shuts down (drain.go).
+	drain     drainSignal
+	bodyGrace time.Duration
+	budget    *bodyBudget
 	// mcp answers the agent protocol; mcpSessions signs its session ids.
 	mcp         AgentProtocol
 	mcpSessions *mcpSessions
@@ -232,6 +234,7 @@ func New(opts Options) *Server {
 	s.joins = cluster.NewJoinVerifier(opts.ClusterKey, opts.Node.NodeID(), time.Now())
 	s.bodyMinRate, s.bodyGrace = bodyLimits(opts.BodyMinRate, opts.BodyGrace)
 	s.sseKeepAlive = opts.SSEKeepAlive
+	s.drain = newDrainSignal()
 	if s.sseKeepAlive <= 0 {
 		s.sseKeepAlive = defaultSSEKeepAlive
 	}

@@ -170,6 +170,7 @@ func serve(t testing.TB, st *stack.Stack, dir string, ln net.Listener, logger *s
 	o.PublicDir, o.PublicSPA = opts.PublicDir, opts.PublicSPA
 	handler := api.New(o)
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(handler.Drain) // as svcd serve does
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

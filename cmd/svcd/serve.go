@@ -96,6 +96,9 @@ func runServe(args []string) error {
 	// body must keep a minimum rate (api/body_rate.go).
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// Shutdown drains requests in flight; the streams, which never end by
+	// themselves, are ended at once (api/drain.go).
+	hs.RegisterOnShutdown(srv.Drain)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	// The update check only logs; it starts after the node serves and
