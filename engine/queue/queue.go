@@ -69,6 +69,7 @@ func New(core *engine.Engine, opts Options) *Queue {
 	q.registerSettings()
 	q.registerCommands()
 	q.registerPruner()
+	q.registerRestoreCarrier()
 	core.OnEvents(q.observe)
 	return q
 }

@@ -63,6 +63,7 @@ func New(core *engine.Engine, opts Options) *Webhooks {
 	m.registerSettings()
 	m.registerCommands()
 	m.registerPruner()
+	m.registerRestoreCarrier()
 	core.OnRecordWrite(engine.RecordHook{Name: "webhooks", Apply: m.onRecordWrite})
 	core.OnEvents(m.onEvents)
 	return m

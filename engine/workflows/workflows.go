@@ -49,6 +49,7 @@ func New(core *engine.Engine, opts Options) *Workflows {
 	m.registerTables()
 	m.registerCommands()
 	m.registerPruner()
+	m.registerRestoreCarrier()
 	core.OnEvents(m.observe)
 	return m
 }
