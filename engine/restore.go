@@ -18,7 +18,9 @@ import (
 // version and every module's restore carrier copies across what must not
 // go back in time: revocations, sign-out floors, the control plane's
 // accounts and audit log (engine/auth), spent one-time tokens
-// (engine/files). Everything else is the backup's.
+// (engine/files), the state of side effects performed since the backup
+// (webhook deliveries, queue jobs and runs, workflow runs:
+// restore_shared.go). Everything else is the backup's.
 
 // RestoreContext is what a restore carrier knows of the restore.
 type RestoreContext struct {
