@@ -21,6 +21,8 @@ const (
 	cmdIndexCreate   fsm.Type = 50
 	cmdIndexDelete   fsm.Type = 51
 	cmdRotateKey     fsm.Type = 55
+	// 56: key rotation that re-seals modules' secrets too (rotate_sealed.go).
+	cmdRotateKeySecrets fsm.Type = 56
 
 	// Atomic batches of record operations (engine/batch*.go).
 	cmdBatch fsm.Type = 80
@@ -56,6 +58,7 @@ func (e *Engine) register() {
 	e.Command(cmdIndexCreate, "index.create", e.ddl.applyIndexCreate)
 	e.Command(cmdIndexDelete, "index.delete", e.ddl.applyIndexDelete)
 	e.Command(cmdRotateKey, "key.rotate", e.applyRotateKey)
+	e.Command(cmdRotateKeySecrets, "key.rotate_with_secrets", e.applyRotateKey)
 	e.Command(cmdBatch, "record.batch", e.recs.applyBatch)
 	e.registerPrune()
 }

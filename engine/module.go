@@ -35,6 +35,9 @@ type registries struct {
 	restoreCarriers []RestoreCarrier
 	// pruners remove old rows of what grows without end (prune.go).
 	pruners []Pruner
+	// sealedColumns are modules' secrets key rotation re-seals
+	// (rotate_sealed.go).
+	sealedColumns []SealedColumn
 }
 
 func (r *registries) mustOpen(what string) {

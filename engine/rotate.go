@@ -31,9 +31,14 @@ type rotatedValue struct {
 	New   string `json:"new"`
 }
 
+// rotateCmd is the command of both key rotation types: 55 carries
+// settings and field values; 56 (written when modules' secrets need
+// re-sealing too, so a binary that does not know them never applies a
+// rotation only in part) carries Secrets as well.
 type rotateCmd struct {
 	Settings []rotatedSetting `json:"settings,omitempty"`
 	Values   []rotatedValue   `json:"values,omitempty"`
+	Secrets  []rotatedSecret  `json:"secrets,omitempty"`
 }
 
 // RotateResult counts what a rotation re-sealed, and what it had to leave
@@ -41,7 +46,9 @@ type rotateCmd struct {
 type RotateResult struct {
 	Settings int `json:"settings"`
 	Values   int `json:"values"`
-	Skipped  int `json:"skipped"`
+	// Secrets counts modules' secrets (webhook signing secrets).
+	Secrets int `json:"secrets"`
+	Skipped int `json:"skipped"`
 }
 
 var errNoKeyring = &Error{Kind: KindValidation, Message: "No encryption key: start the node with SVC_ENCRYPTION_KEY"}
@@ -56,15 +63,22 @@ func (e *Engine) RotateKey(ctx context.Context) (*RotateResult, uint64, error) {
 		if err := e.rotateSettings(r, &cmd); err != nil {
 			return err
 		}
-		return e.rotateValues(r, &cmd)
+		if err := e.rotateValues(r, &cmd); err != nil {
+			return err
+		}
+		return e.rotateSecrets(r, &cmd)
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(cmd.Settings) == 0 && len(cmd.Values) == 0 {
+	if len(cmd.Settings) == 0 && len(cmd.Values) == 0 && len(cmd.Secrets) == 0 {
 		return &RotateResult{}, 0, nil
 	}
-	res, idx, err := e.Propose(ctx, cmdRotateKey, cmd)
+	typ := cmdRotateKey
+	if len(cmd.Secrets) > 0 {
+		typ = cmdRotateKeySecrets
+	}
+	res, idx, err := e.Propose(ctx, typ, cmd)
 	if err != nil {
 		return nil, idx, err
 	}
@@ -187,6 +201,11 @@ func (e *Engine) applyRotateKey(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 			out.Values++
 		} else {
 			out.Skipped++
+		}
+	}
+	if cmd.Type == cmdRotateKeySecrets {
+		if err := e.applyRotatedSecrets(tx, c.Secrets, out); err != nil {
+			return nil, err
 		}
 	}
 	if len(c.Settings) > 0 {

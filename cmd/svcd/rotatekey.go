@@ -57,6 +57,9 @@ func runRotateKey(args []string) error {
 
 func printRotation(r *engine.RotateResult, how string) {
 	msg := fmt.Sprintf("re-encrypted %d settings and %d field values", r.Settings, r.Values)
+	if r.Secrets > 0 {
+		msg = fmt.Sprintf("re-encrypted %d settings, %d field values and %d webhook secrets", r.Settings, r.Values, r.Secrets)
+	}
 	if r.Skipped > 0 {
 		msg += fmt.Sprintf(" (%d changed meanwhile: run it again)", r.Skipped)
 	}

@@ -64,6 +64,9 @@ func New(core *engine.Engine, opts Options) *Webhooks {
 	m.registerCommands()
 	m.registerPruner()
 	m.registerRestoreCarrier()
+	// Signing secrets are sealed under the encryption key (store.go):
+	// key rotation re-seals them.
+	core.RegisterSealedColumn(engine.SealedColumn{Table: "_svc_webhooks", KeyColumn: "id", Column: "secret"})
 	core.OnRecordWrite(engine.RecordHook{Name: "webhooks", Apply: m.onRecordWrite})
 	core.OnEvents(m.onEvents)
 	return m

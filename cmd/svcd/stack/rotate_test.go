@@ -32,6 +32,10 @@ func TestRotateKey(t *testing.T) {
 	if _, _, err := n.Engine.Schema().CreateCollection(ctx, []byte(`{"name":"vault","type":"base","fields":[{"name":"s","type":"text","encrypted":true}]}`)); err != nil {
 		t.Fatal(err)
 	}
+	hook, _, err := n.Webhooks.Create(ctx, []byte(`{"url":"https://hooks.example.com/in","events":["e"],"secret":"hook-secret"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ids []string
 	for _, v := range []string{"one", "two", "three"} {
 		rec, _, err := n.Engine.Records().CreateRecord(ctx, admin, "vault", []byte(`{"s":"`+v+`"}`))
@@ -63,10 +67,10 @@ func TestRotateKey(t *testing.T) {
 		t.Fatalf("with the old key in the ring: %s, %q", got, n.Engine.Setting("smtp.pass"))
 	}
 	res, _, err := n.Engine.RotateKey(ctx)
-	if err != nil || res.Settings != 1 || res.Values != 3 || res.Skipped != 0 {
+	if err != nil || res.Settings != 1 || res.Values != 3 || res.Secrets != 1 || res.Skipped != 0 {
 		t.Fatalf("rotate: %+v %v", res, err)
 	}
-	if res, _, err := n.Engine.RotateKey(ctx); err != nil || res.Settings+res.Values+res.Skipped != 0 {
+	if res, _, err := n.Engine.RotateKey(ctx); err != nil || res.Settings+res.Values+res.Secrets+res.Skipped != 0 {
 		t.Fatalf("second rotate: %+v %v", res, err)
 	}
 	n.close(t)
@@ -74,6 +78,10 @@ func TestRotateKey(t *testing.T) {
 	n = replOpen(t, stack.Config{DataDir: dir, EncryptionKey: newEncKey})
 	if got := strings.Join(read(n), ","); got != "one,two,three" || n.Engine.Setting("smtp.pass") != "mail-secret" {
 		t.Fatalf("with the new key alone after rotating: %s, %q", got, n.Engine.Setting("smtp.pass"))
+	}
+	// The webhook still signs: its secret opens with the new key alone.
+	if w, err := n.Webhooks.Get(ctx, hook.ID, true); err != nil || w.Secret != "hook-secret" {
+		t.Fatalf("the webhook's secret with the new key alone after rotating: %+v %v", w, err)
 	}
 	n.close(t)
 
