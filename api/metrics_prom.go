@@ -117,16 +117,32 @@ func metricsTokenOK(r *http.Request, want string) bool {
 func (s *Server) countRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
+		status := s.serveCounted(next, w, r)
 		route := "unmatched"
 		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 			route = rc.RoutePattern()
 		}
 		labels := `route="` + labelValue(route) + `",method="` + metricMethod(r.Method) + `"`
-		s.metrics.GetOrCreateCounter(`svc_http_requests_total{` + labels + `,status="` + strconv.Itoa(rec.status) + `"}`).Inc()
+		s.metrics.GetOrCreateCounter(`svc_http_requests_total{` + labels + `,status="` + strconv.Itoa(status) + `"}`).Inc()
 		s.metrics.GetOrCreatePrometheusHistogramExt(`svc_http_request_duration_seconds{`+labels+`}`, httpBuckets).UpdateDuration(start)
 	})
+}
+
+// serveCounted serves r and answers its status. When the request log is
+// on, its recorder (the writer this middleware is handed: writeRequestLog
+// runs just before) already watches the status: one recorder per request
+// instead of two.
+func (s *Server) serveCounted(next http.Handler, w http.ResponseWriter, r *http.Request) int {
+	if cr, ok := w.(*countingRecorder); ok {
+		next.ServeHTTP(w, r)
+		if cr.status == 0 {
+			return http.StatusOK
+		}
+		return cr.status
+	}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	next.ServeHTTP(rec, r)
+	return rec.status
 }
 
 // metricMethod is r's method as a label: the standard ones, or "other"
