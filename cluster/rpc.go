@@ -2,11 +2,9 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 	"go.opentelemetry.io/otel/trace"
 
+	"svcd/cluster/frame"
 	"svcd/fsm"
 )
 
@@ -30,30 +29,6 @@ type ResultCodec interface {
 }
 
 const maxFrame = 64 << 20
-
-func writeFrame(w io.Writer, b []byte) error {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-	if _, err := w.Write(n[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(b)
-	return err
-}
-
-func readFrame(r io.Reader) ([]byte, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, err
-	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > maxFrame {
-		return nil, fmt.Errorf("cluster: frame of %d bytes", size)
-	}
-	b := make([]byte, size)
-	_, err := io.ReadFull(r, b)
-	return b, err
-}
 
 // rpcReply is the answer to every RPC.
 type rpcReply struct {
@@ -169,7 +144,7 @@ func (n *Node) serveRPC(kind byte, c net.Conn) {
 		// Forwarding connections carry one request after another (the
 		// follower pools them); the others carry one.
 		c.SetReadDeadline(time.Now().Add(rpcIdle))
-		req, err := readFrame(c)
+		req, err := frame.Read(c, maxFrame)
 		if err != nil {
 			return
 		}
@@ -191,7 +166,7 @@ func (n *Node) serveOne(kind byte, c net.Conn, req []byte) {
 	if kind == connStatus {
 		b, _ := json.Marshal(n.LocalStatus())
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		writeFrame(c, b)
+		frame.Write(c, b)
 		return
 	}
 	var reply rpcReply
@@ -227,7 +202,7 @@ func (n *Node) serveOne(kind byte, c net.Conn, req []byte) {
 	}
 	b, _ := json.Marshal(reply)
 	c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	writeFrame(c, b)
+	frame.Write(c, b)
 }
 
 func (n *Node) leaderApply(ctx context.Context, data []byte) rpcReply {
@@ -302,11 +277,11 @@ func (n *Node) callAddr(ctx context.Context, addr string, kind byte, body []byte
 		deadline = d
 	}
 	c.SetDeadline(deadline)
-	if err := writeFrame(c, body); err != nil {
+	if err := frame.Write(c, body); err != nil {
 		c.Close()
 		return reply, fmt.Errorf("%w: %v", errSent, err)
 	}
-	b, err := readFrame(c)
+	b, err := frame.Read(c, maxFrame)
 	if err != nil {
 		c.Close()
 		return reply, fmt.Errorf("%w: %v", errSent, err)

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"svcd/cluster/frame"
 )
 
 // TestRPCBeforeRaftStarts: an RPC that reaches a node whose raft is not
@@ -22,8 +24,8 @@ func TestRPCBeforeRaftStarts(t *testing.T) {
 			n.serveRPC(kind, srv)
 		}()
 		cli.SetDeadline(time.Now().Add(2 * time.Second))
-		go writeFrame(cli, []byte("{}"))
-		if _, err := readFrame(cli); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) {
+		go frame.Write(cli, []byte("{}"))
+		if _, err := frame.Read(cli, maxFrame); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) {
 			t.Fatalf("kind %c: want a closed connection, got %v", kind, err)
 		}
 		<-done

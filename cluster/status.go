@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"svcd/cluster/frame"
 )
 
 // Status is what a member reports about itself.
@@ -44,10 +46,10 @@ func (n *Node) statusOf(s Server, timeout time.Duration) (Status, bool) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))
-	if writeFrame(c, []byte("{}")) != nil {
+	if frame.Write(c, []byte("{}")) != nil {
 		return st, false
 	}
-	b, err := readFrame(c)
+	b, err := frame.Read(c, maxFrame)
 	if err != nil || json.Unmarshal(b, &st) != nil {
 		return st, false
 	}

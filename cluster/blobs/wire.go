@@ -1,14 +1,14 @@
 package blobs
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"regexp"
 	"time"
+
+	"svcd/cluster/frame"
 )
 
 // The peer protocol, on a connection of the cluster's blob kind (it has
@@ -51,29 +51,16 @@ func writeMessage(c net.Conn, m message) error {
 	if err != nil {
 		return err
 	}
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
 	c.SetWriteDeadline(time.Now().Add(idle))
-	if _, err := c.Write(append(n[:], b...)); err != nil {
-		return err
-	}
-	return nil
+	return frame.Write(c, b)
 }
 
 func readMessage(c net.Conn) (message, error) {
 	var m message
 	c.SetReadDeadline(time.Now().Add(idle))
-	var n [4]byte
-	if _, err := io.ReadFull(c, n[:]); err != nil {
-		return m, err
-	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > maxMessage {
-		return m, fmt.Errorf("blobs: peer message of %d bytes", size)
-	}
-	b := make([]byte, size)
-	if _, err := io.ReadFull(c, b); err != nil {
-		return m, err
+	b, err := frame.Read(c, maxMessage)
+	if err != nil {
+		return m, fmt.Errorf("blobs: peer message: %w", err)
 	}
 	return m, json.Unmarshal(b, &m)
 }
