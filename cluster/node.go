@@ -324,6 +324,9 @@ func (n *Node) applyLocal(ctx context.Context, cmd fsm.Command) (any, uint64, er
 	return res.Value, f.Index(), res.Err
 }
 
+// AppliedIndex is the last entry this replica's state machine reflects.
+func (n *Node) AppliedIndex() uint64 { return n.sm.AppliedIndex() }
+
 // WaitIndex blocks until this replica reflects every entry up to idx (the
 // state machine never sees no-op entries, so it waits for the last entry at
 // or below idx that reaches it), ctx ends or the node stops.

@@ -16,8 +16,8 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Settings:         s.Engine,
 		Migrations:       s.Engine,
 		Collections:      s.Engine.Schema(),
-		Records:          s.Engine.Records(),
-		Batch:            s.Engine.Records(),
+		Records:          s.writes(),
+		Batch:            s.writes(),
 		Indexes:          s.Engine.Schema(),
 		CSV:              s.CSV,
 		History:          s.History,
@@ -59,4 +59,11 @@ func (s *Stack) APIOptions(log *slog.Logger) api.Options {
 		Logs:   s.Logs,
 		Logger: log,
 	}
+}
+
+// writes is the record service the HTTP layer writes through: a refusal
+// by a follower that was behind is checked again once it has caught up
+// (write_catchup.go).
+func (s *Stack) writes() caughtUpWrites {
+	return caughtUpWrites{Records: s.Engine.Records(), node: s.Node}
 }
