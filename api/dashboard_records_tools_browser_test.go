@@ -70,8 +70,18 @@ func TestDashboardRecordToolsBrowser(t *testing.T) {
 	csv := "title,views\nimported one,5\n,6\nimported three,7\n"
 	p.mustJS(`(() => { const dt = new DataTransfer(); dt.items.add(new File([` + jsString(csv) + `], "more.csv", {type: "text/csv"}));
 		const i = document.querySelector("input[name=csv_file]"); i.files = dt.files; return i.files.length === 1; })()`)
+	// The progress bar's values, as the page sets them.
+	p.mustJS(`(() => { window.csvProgress = []; const el = document.getElementById("csv-progress");
+		new MutationObserver(() => window.csvProgress.push(el.hasAttribute("value") ? el.value : -1))
+			.observe(el, {attributes: true, attributeFilter: ["value"]}); return true; })()`)
 	p.press("Import CSV")
 	p.waitFor("the import's answer", `document.getElementById("csv-status").textContent === "Imported 2 of 3 rows; 1 failed."`, 15*time.Second)
+	// From 0, never backwards (indeterminate, -1, only once all is sent),
+	// ending full.
+	if ok := p.text(`(() => { const v = window.csvProgress.filter((x) => x >= 0); if (!v.length || v[0] !== 0 || v[v.length - 1] !== 1) return "no: " + window.csvProgress;
+		for (let i = 1; i < v.length; i++) if (v[i] < v[i-1] || v[i] > 1) return "no: " + window.csvProgress; return "ok"; })()`); ok != "ok" {
+		t.Errorf("the import's progress values: %s", ok)
+	}
 	p.waitFor("the failed row", `document.getElementById("csv-errors") && document.getElementById("csv-errors").querySelector("tbody td").textContent === "3"`, 10*time.Second)
 	p.waitFor("the imported rows", `document.querySelectorAll("#records tbody tr").length === 3`, 10*time.Second)
 	if n := count(); n != 3 {

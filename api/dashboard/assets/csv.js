@@ -1,8 +1,9 @@
 // csv.js: a base collection's CSV export (a download) and import (a file
-// sent as the raw body of POST /api/v1/admin/import/:collection). Both go
-// out with the bearer token and no cookies, like every other request, so
-// the export is fetched and handed to the browser as a blob link rather
-// than opened as a plain URL (which would carry no token).
+// sent as the raw body of POST /api/v1/admin/import/:collection, its
+// progress the share of the file the server has read). Both go out with
+// the bearer token and no cookies, like every other request, so the
+// export is fetched and handed to the browser as a blob link rather than
+// opened as a plain URL (which would carry no token).
 import { session } from "./api.js";
 import { h, field, alertBox, describeError } from "./ui.js";
 
@@ -15,6 +16,24 @@ async function send(method, path, body) {
   } catch (e) {
     return { ok: false, status: 0, statusText: "Network error: " + e.message, json: async () => ({}), blob: async () => null };
   }
+}
+
+// upload sends a file as the raw body of a POST with XMLHttpRequest,
+// whose upload events report the bytes sent: the server reads the body as
+// it imports, so the bytes it has taken are the import's progress.
+function upload(path, file, onProgress) {
+  return new Promise((resolve) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    xhr.setRequestHeader("Content-Type", "text/csv");
+    const s = session();
+    if (s && s.token) xhr.setRequestHeader("Authorization", "Bearer " + s.token);
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable && e.total > 0) onProgress(e.loaded / e.total); };
+    xhr.onload = () => resolve({ ok: xhr.status >= 200 && xhr.status < 300, status: xhr.status, statusText: xhr.statusText,
+      json: async () => JSON.parse(xhr.responseText) });
+    xhr.onerror = () => resolve({ ok: false, status: 0, statusText: "Network error", json: async () => ({}) });
+    xhr.send(file);
+  });
 }
 
 async function failure(res) {
@@ -50,9 +69,14 @@ export function csvTools(name, onImported) {
     const f = file.files && file.files[0];
     if (!f) { err.set("Choose a CSV file first."); file.focus(); return; }
     importBtn.disabled = true;
-    progress.removeAttribute("value"); // indeterminate while the server works
+    progress.value = 0;
     status.textContent = "Importing " + f.name + " (" + f.size + " bytes)…";
-    const res = await send("POST", "/api/v1/admin/import/" + path, f);
+    const res = await upload("/api/v1/admin/import/" + path, f, (part) => {
+      progress.value = Math.min(part, 1);
+      // All sent: the server is deciding the last rows.
+      if (part >= 1) progress.removeAttribute("value");
+      status.textContent = "Importing " + f.name + ": " + Math.floor(Math.min(part, 1) * 100) + "% read…";
+    });
     importBtn.disabled = false;
     progress.value = 1;
     if (!res.ok) { status.textContent = ""; err.set(await failure(res)); return; }
