@@ -64,33 +64,43 @@ bench:
 # Each fuzz target for FUZZTIME; `make test` replays their seed corpora
 # (testdata/fuzz/) and fuzzes each for 5 s.
 FUZZTIME ?= 30s
+# fuzz1 fuzzes target $(1) of package $(2) for FUZZTIME. Go's fuzzing
+# coordinator can end a duration-bound run with a bare "context deadline
+# exceeded" at the deadline while a worker is mid-call (golang/go#75804,
+# fixed in go1.27): that, with no failing input written, is not a finding
+# and is reported as such; any other failure fails the target.
+fuzz1 = echo "go test -fuzz $(1) $(2)"; out=$$($(GO) test $(GOFLAGS) -run '^$$' -fuzz '$(1)' -fuzztime $(FUZZTIME) $(2) 2>&1); rc=$$?; \
+	echo "$$out"; if [ $$rc -ne 0 ] && echo "$$out" | grep -qx '    context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
+	echo "fuzz: $(1): the fuzztime deadline race of Go's coordinator (Go issue 75804), no failing input: not a finding"; \
+	else exit $$rc; fi
+
 fuzz:
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./fsm
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./engine/schema
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzIsNumericString$$' -fuzztime $(FUZZTIME) ./engine/schema
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzDefinition$$' -fuzztime $(FUZZTIME) ./engine/schema
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSnapshotDecode$$' -fuzztime $(FUZZTIME) ./engine/migrations
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCSVCell$$' -fuzztime $(FUZZTIME) ./engine/csv
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzImportChunkBinary$$' -fuzztime $(FUZZTIME) ./engine/csv
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBinary$$' -fuzztime $(FUZZTIME) ./engine
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./engine/filter
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME) ./engine/filter
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzDifferential -fuzztime $(FUZZTIME) ./engine/filter
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzVerify -fuzztime $(FUZZTIME) ./engine/token
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzNormalizeRecoveryCode -fuzztime $(FUZZTIME) ./engine/totp
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzAuthBodies -fuzztime $(FUZZTIME) ./api
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAuthFlowBodies$$' -fuzztime $(FUZZTIME) ./api
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzBatchBody$$' -fuzztime $(FUZZTIME) ./api
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzListQuery$$' -fuzztime $(FUZZTIME) ./api
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzUpload$$' -fuzztime $(FUZZTIME) ./api
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz FuzzPresenceGossip -fuzztime $(FUZZTIME) ./realtime
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzSearchTerms$$' -fuzztime $(FUZZTIME) ./engine/search
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseNearVector$$' -fuzztime $(FUZZTIME) ./engine/search
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) ./engine/files/thumb
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(FUZZTIME) ./engine/files/thumb
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzOpenDamagedLog$$' -fuzztime $(FUZZTIME) ./cluster
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzLogEntryValue$$' -fuzztime $(FUZZTIME) ./cluster
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzLogQuery$$' -fuzztime $(FUZZTIME) ./internal/logfile
+	@$(call fuzz1,FuzzDecode,./fsm)
+	@$(call fuzz1,FuzzNormalize,./engine/schema)
+	@$(call fuzz1,^FuzzIsNumericString$$,./engine/schema)
+	@$(call fuzz1,^FuzzDefinition$$,./engine/schema)
+	@$(call fuzz1,^FuzzSnapshotDecode$$,./engine/migrations)
+	@$(call fuzz1,^FuzzCSVCell$$,./engine/csv)
+	@$(call fuzz1,^FuzzImportChunkBinary$$,./engine/csv)
+	@$(call fuzz1,^FuzzBatchBinary$$,./engine)
+	@$(call fuzz1,FuzzParse,./engine/filter)
+	@$(call fuzz1,FuzzCompile,./engine/filter)
+	@$(call fuzz1,FuzzDifferential,./engine/filter)
+	@$(call fuzz1,FuzzVerify,./engine/token)
+	@$(call fuzz1,FuzzNormalizeRecoveryCode,./engine/totp)
+	@$(call fuzz1,FuzzAuthBodies,./api)
+	@$(call fuzz1,^FuzzAuthFlowBodies$$,./api)
+	@$(call fuzz1,^FuzzBatchBody$$,./api)
+	@$(call fuzz1,^FuzzListQuery$$,./api)
+	@$(call fuzz1,^FuzzUpload$$,./api)
+	@$(call fuzz1,FuzzPresenceGossip,./realtime)
+	@$(call fuzz1,^FuzzSearchTerms$$,./engine/search)
+	@$(call fuzz1,^FuzzParseNearVector$$,./engine/search)
+	@$(call fuzz1,^FuzzParseSpec$$,./engine/files/thumb)
+	@$(call fuzz1,^FuzzGenerate$$,./engine/files/thumb)
+	@$(call fuzz1,^FuzzOpenDamagedLog$$,./cluster)
+	@$(call fuzz1,^FuzzLogEntryValue$$,./cluster)
+	@$(call fuzz1,^FuzzLogQuery$$,./internal/logfile)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
