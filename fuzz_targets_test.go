@@ -19,7 +19,7 @@ func TestMakeFuzzNamesEveryTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile(`-fuzz '?\^?(Fuzz\w+)\$?\$?'? -fuzztime \$\(FUZZTIME\) (\./\S*)`)
+	line := regexp.MustCompile(`\$\(call fuzz1,\^?(Fuzz\w+)\$?\$?,(\./[^)\s]*)\)`)
 	listed := map[string]bool{}
 	for _, m := range line.FindAllStringSubmatch(string(mk), -1) {
 		listed[filepath.Clean(m[2])+"."+m[1]] = true
