@@ -21,7 +21,10 @@ func TestRateLimitOnByDefault(t *testing.T) {
 	ctx := context.Background()
 	var codes []int
 	for range 12 {
-		resp, err := cl.Do(ctx, "POST", "/api/v1/admin/auth/login", map[string]any{"email": "a@b.c", "password": "wrong-password-1"})
+		// No password: the sign-in is refused before any hashing, so the
+		// twelve arrive within the window however loaded the machine is
+		// (the limiter charges a request before its handler runs).
+		resp, err := cl.Do(ctx, "POST", "/api/v1/admin/auth/login", map[string]any{"email": "a@b.c"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,8 +33,8 @@ func TestRateLimitOnByDefault(t *testing.T) {
 			t.Fatal("429 without Retry-After")
 		}
 	}
-	if codes[0] != http.StatusUnauthorized || codes[11] != http.StatusTooManyRequests {
-		t.Fatalf("sign-in answers: %v (want 401 first, 429 by the twelfth)", codes)
+	if codes[0] == http.StatusTooManyRequests || codes[0] >= 500 || codes[11] != http.StatusTooManyRequests {
+		t.Fatalf("sign-in answers: %v (want a refusal first, 429 by the twelfth)", codes)
 	}
 	for range 20 {
 		if resp, err := cl.Do(ctx, "GET", "/_/health", nil); err != nil || resp.Status != http.StatusOK {
