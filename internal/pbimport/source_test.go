@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"svcd/internal/pbimport"
+	"svcd/internal/pbschema"
 )
 
 // fixture unpacks the pb_data made by a real PocketBase v0.40.4
@@ -77,8 +78,8 @@ func TestReadFixture(t *testing.T) {
 		p["status"] != "live" || p["meta"].(map[string]any)["lang"] != "en" {
 		t.Errorf("post 1 = %v", p)
 	}
-	if d, ok, err := pbimport.ParseDate(p["published_at"].(string)); err != nil || !ok || d.Year() != 2026 || d.Nanosecond() != 678e6 {
-		t.Errorf("published_at %v %v %v", d, ok, err)
+	if d, err := pbschema.ParseDate(p["published_at"].(string)); err != nil || d.Year() != 2026 || d.Nanosecond() != 678e6 {
+		t.Errorf("published_at %v %v", d, err)
 	}
 	if recs[1].ID() != "hellocustomid01" || recs[1]["published_at"] != "" || len(recs[1]["attachments"].([]string)) != 0 {
 		t.Errorf("post 2 = %v", recs[1])
