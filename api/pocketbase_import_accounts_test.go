@@ -134,7 +134,8 @@ func TestPocketBaseAccountsImport(t *testing.T) {
 // TestImportAccountsRoutes holds the two account import routes to their
 // rules: owners only, a role above the caller's or unknown refused, a
 // hash that is not bcrypt or argon2id, an unknown provider and a missing
-// account each failing alone.
+// account each failing alone; every call, refused ones included, in the
+// audit log.
 func TestImportAccountsRoutes(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{})
@@ -175,4 +176,19 @@ func TestImportAccountsRoutes(t *testing.T) {
 	}
 	historyDo(t, s, "POST", "/api/v1/admin/import-oauth2-links", map[string]any{"collection": "nosuch", "links": []any{
 		map[string]any{"user_id": id, "provider": "github", "subject": "gh-1"}}}, adm, http.StatusNotFound)
+
+	statuses := func(action string) (out []float64) {
+		page := apitest.Obj(t, historyDo(t, s, "GET", "/api/v1/admin/audit-log?actionPrefix="+action, nil, adm, http.StatusOK)["data"])
+		for _, e := range apitest.List(t, page["data"]) {
+			out = append(out, apitest.Obj(t, e)["status"].(float64))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := statuses("import_admins."); !slices.Equal(got, []float64{200, 403, 422}) {
+		t.Errorf("audited import-admins calls %v", got)
+	}
+	if got := statuses("import_oauth2_links."); !slices.Equal(got, []float64{200, 403, 404}) {
+		t.Errorf("audited import-oauth2-links calls %v", got)
+	}
 }
