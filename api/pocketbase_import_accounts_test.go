@@ -129,6 +129,18 @@ func TestPocketBaseAccountsImport(t *testing.T) {
 	if got := links(); len(got) != 1 {
 		t.Errorf("links after the second run %v", got)
 	}
+
+	// Alice sees her link as svcd's own: with OAuth2 on, she unlinks
+	// google (she keeps her password), and then there is none.
+	s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/admin/settings", map[string]any{"auth.oauth2.enabled": "1"})
+	s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/admin/collections/users", map[string]any{"auth_options": map[string]any{"password": true, "oauth2": true}})
+	tok := apitest.Obj(t, historyDo(t, s, "POST", "/api/v1/auth/users/login", map[string]any{"email": "alice@example.com", "password": "alice123"}, nil, http.StatusOK)["data"])["token"].(string)
+	as := map[string]string{"Authorization": "Bearer " + tok}
+	historyDo(t, s, "DELETE", "/api/v1/auth/users/oauth2/google/unlink", nil, as, http.StatusNoContent)
+	historyDo(t, s, "DELETE", "/api/v1/auth/users/oauth2/google/unlink", nil, as, http.StatusNotFound)
+	if got := links(); len(got) != 0 {
+		t.Errorf("links after the unlink %v", got)
+	}
 }
 
 // TestImportAccountsRoutes holds the two account import routes to their
