@@ -161,3 +161,38 @@ func TestUnpackRefusesEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAccounts reads the fixture's superusers (with PocketBase's
+// bcrypt hashes, which match their passwords) and OAuth2 links.
+func TestReadAccounts(t *testing.T) {
+	src, err := pbimport.Open(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sus, err := src.Superusers()
+	if err != nil || len(sus) != 2 {
+		t.Fatalf("superusers %+v %v", sus, err)
+	}
+	if sus[1].Email != "ops@example.com" || sus[1].Created < 1767225600 || sus[1].Updated < sus[1].Created ||
+		bcrypt.CompareHashAndPassword([]byte(sus[1].PasswordHash), []byte("opspass1234")) != nil {
+		t.Errorf("ops %+v", sus[1])
+	}
+	eas, err := src.ExternalAuths()
+	if err != nil || len(eas) != 3 {
+		t.Fatalf("external auths %+v %v", eas, err)
+	}
+	var got []string
+	for _, ea := range eas {
+		got = append(got, ea.Provider+":"+ea.ProviderID)
+		if ea.RecordRef == "" || ea.CollectionRef == "" || ea.Created == 0 {
+			t.Errorf("link %+v", ea)
+		}
+	}
+	if !slices.Equal(got, []string{"google:google-sub-alice", "kakao:kakao-sub-bob", "github:github-sub-ops"}) {
+		t.Errorf("links %v", got)
+	}
+	if eas[2].RecordRef != sus[1].ID {
+		t.Errorf("the github link is %s's, want the superuser %s", eas[2].RecordRef, sus[1].ID)
+	}
+}
