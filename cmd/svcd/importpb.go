@@ -50,6 +50,11 @@ func importPocketBase(args []string, stdout io.Writer) error {
 	if fs.NArg() != 1 {
 		return usageErrorf("give one pb_data directory (or a .tar.gz of one)")
 	}
+	switch o.superuserRole {
+	case "viewer", "editor", "developer", "owner":
+	default:
+		return usageErrorf("--superuser-role must be viewer, editor, developer or owner")
+	}
 	tok := os.Getenv("SVC_TOKEN")
 	if tok == "" && !o.dryRun {
 		return usageErrorf("an owner's token (an admin token or an API token with the admin scope) is needed in SVC_TOKEN")

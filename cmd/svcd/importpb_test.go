@@ -34,6 +34,9 @@ func TestImportPocketBaseCommand(t *testing.T) {
 	if r := svcd(t, "", []string{"SVC_URL=" + base}, "import-pocketbase", fixture); r.code != 2 || !strings.Contains(r.stderr, "SVC_TOKEN") {
 		t.Errorf("without a token: %d %s", r.code, r.stderr)
 	}
+	if r := svcd(t, "", env, "import-pocketbase", "--superuser-role", "root", fixture); r.code != 2 || !strings.Contains(r.stderr, "--superuser-role") {
+		t.Errorf("an unknown role: %d %s", r.code, r.stderr)
+	}
 	r := svcd(t, "", env, "import-pocketbase", "--dry-run", fixture)
 	if r.code != 0 || !strings.Contains(r.stdout, "dry run") || !strings.Contains(r.stdout, "files -> files_pb") {
 		t.Fatalf("dry run: %d %s %s", r.code, r.stdout, r.stderr)
