@@ -10,9 +10,11 @@ import (
 	"svcd/engine/pbimport"
 )
 
-// RowImports is what the import route needs (engine/pbimport).
+// RowImports is what the import routes need (engine/pbimport).
 type RowImports interface {
 	ImportRows(ctx context.Context, p engine.Principal, coll string, rows []pbimport.Row) (*pbimport.Result, uint64, error)
+	ImportAdmins(ctx context.Context, p engine.Principal, role string, rows []pbimport.AdminRow) (*pbimport.Result, uint64, error)
+	ImportOAuth2Links(ctx context.Context, p engine.Principal, coll string, links []pbimport.LinkRow) (*pbimport.Result, uint64, error)
 }
 
 // Importing another system's records with their ids, times and password
@@ -25,6 +27,8 @@ func (s *Server) mountImportRows(r chi.Router) {
 		return
 	}
 	r.Post("/admin/import-rows", s.importRows)
+	r.Post("/admin/import-admins", s.importAdmins)
+	r.Post("/admin/import-oauth2-links", s.importOAuth2Links)
 }
 
 func (s *Server) importRows(w http.ResponseWriter, r *http.Request) {

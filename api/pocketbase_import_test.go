@@ -84,10 +84,10 @@ func TestPocketBaseRecordsImport(t *testing.T) {
 	if draft["id"] != "hellocustomid01" || draft["status"] != "draft" || draft["published_at"] != nil {
 		t.Errorf("the draft %v", draft)
 	}
-	// The fixture was made at 2026-11-26 22:15:33.974Z: the draft, which
+	// The fixture was made at 2026-11-27 01:40:34.088Z: the draft, which
 	// has no files, keeps both times (an upload is an update: a record
 	// with files has the import's updated time).
-	if draft["created"] != float64(1795731333) || draft["updated"] != float64(1795731333) {
+	if draft["created"] != float64(1795743634) || draft["updated"] != float64(1795743634) {
 		t.Errorf("the draft's times %v %v", draft["created"], draft["updated"])
 	}
 	published := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Unix()
@@ -104,7 +104,7 @@ func TestPocketBaseRecordsImport(t *testing.T) {
 		t.Fatalf("attachments %v", files)
 	}
 	res, body := s.Do(t, "GET", "/api/v1/files/"+files[1].(string), nil, adm)
-	want, _ := os.ReadFile(dir + "/storage/" + byName["posts"].ID + "/" + hello["id"].(string) + "/notes_1h6sv2dofi.txt")
+	want, _ := os.ReadFile(dir + "/storage/" + byName["posts"].ID + "/" + hello["id"].(string) + "/notes_kwspka6qxp.txt")
 	if res.StatusCode != http.StatusOK || !bytes.Equal(body, want) || len(want) == 0 {
 		t.Errorf("file %s: %d %q, want %q", files[1], res.StatusCode, body, want)
 	}
@@ -151,7 +151,7 @@ func TestPocketBaseImport(t *testing.T) {
 		t.Fatalf("report %s", toJSON(rep))
 	}
 	report := toJSON(rep.Problems)
-	for _, want := range []string{"_superusers", "published = true", "verified = true"} {
+	for _, want := range []string{"kakao", "published = true", "verified = true"} {
 		if !bytes.Contains([]byte(report), []byte(want)) {
 			t.Errorf("the report does not mention %q: %s", want, report)
 		}
@@ -168,6 +168,11 @@ func TestPocketBaseImport(t *testing.T) {
 		}
 	}
 	historyDo(t, s, "POST", "/api/v1/auth/users/login", map[string]any{"email": "alice@example.com", "password": "alice124"}, nil, http.StatusUnauthorized)
+	// The superuser svcd did not have is an admin with the default role.
+	ops := apitest.Obj(t, historyDo(t, s, "POST", "/api/v1/admin/auth/login", map[string]any{"email": "ops@example.com", "password": "opspass1234"}, nil, http.StatusOK)["data"])
+	if apitest.Obj(t, ops["admin"])["role"] != "developer" {
+		t.Errorf("the imported superuser %v, want a developer", ops)
+	}
 	stats := historyDo(t, s, "GET", "/api/v1/post_stats", nil, adm, http.StatusOK)["data"].([]any)
 	if len(stats) != 2 {
 		t.Errorf("the view lists %v", stats)

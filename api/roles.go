@@ -31,6 +31,10 @@ var roleTable = []roleRule{
 	// An import writes records with chosen ids, times and password
 	// hashes, past every rule: the owner's.
 	{"/api/v1/admin/import-rows", engine.RoleOwner, engine.RoleOwner},
+	// Admins with chosen password hashes and roles, OAuth2 links to any
+	// account: the owner's too.
+	{"/api/v1/admin/import-admins", engine.RoleOwner, engine.RoleOwner},
+	{"/api/v1/admin/import-oauth2-links", engine.RoleOwner, engine.RoleOwner},
 	{"/api/v1/admin/restore", engine.RoleOwner, engine.RoleOwner},
 	// The digest hashes every internal table (admins, sessions, tokens,
 	// settings): a viewer could watch them change and compare them across

@@ -38,6 +38,9 @@ const (
 	EvRecordCreate = "record.create"
 	EvRecordUpdate = "record.update"
 	EvRecordDelete = "record.delete"
+	// EvAdmins: the admins changed (engine/auth rebuilds its cache on it;
+	// engine/pbimport's admin import emits it too).
+	EvAdmins = "admins"
 )
 
 func (e *Engine) register() {

@@ -16,12 +16,13 @@ import (
 // svcd import-pocketbase carries a PocketBase app's data (a pb_data
 // directory, or one packed with tar czf) to a running node over its API,
 // as an owner: collections translated, records with their ids, times and
-// password hashes, files. Everything goes through the cluster's log like
-// any write; running it again changes nothing (docs/pocketbase.md).
+// password hashes, files, superusers as admins (--superuser-role), OAuth2
+// links. Everything goes through the cluster's log like any write;
+// running it again changes nothing (docs/pocketbase.md).
 
 type importPBOptions struct {
-	url, report string
-	dryRun      bool
+	url, report, superuserRole string
+	dryRun                     bool
 }
 
 func importPBFlagSet(o *importPBOptions) *flag.FlagSet {
@@ -29,6 +30,7 @@ func importPBFlagSet(o *importPBOptions) *flag.FlagSet {
 	fs.StringVar(&o.url, "url", os.Getenv("SVC_URL"), "the node to import into, with an owner's token in SVC_TOKEN (SVC_URL; default http://127.0.0.1:8090)")
 	fs.StringVar(&o.report, "report", "", "also write the report as JSON to this file")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "translate and report, write nothing")
+	fs.StringVar(&o.superuserRole, "superuser-role", "developer", "the admin role PocketBase's superusers get: viewer, editor, developer or owner")
 	return fs
 }
 
@@ -47,6 +49,11 @@ func importPocketBase(args []string, stdout io.Writer) error {
 	}
 	if fs.NArg() != 1 {
 		return usageErrorf("give one pb_data directory (or a .tar.gz of one)")
+	}
+	switch o.superuserRole {
+	case "viewer", "editor", "developer", "owner":
+	default:
+		return usageErrorf("--superuser-role must be viewer, editor, developer or owner")
 	}
 	tok := os.Getenv("SVC_TOKEN")
 	if tok == "" && !o.dryRun {
@@ -73,7 +80,7 @@ func importPocketBase(args []string, stdout io.Writer) error {
 	defer src.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), importTimeout)
 	defer cancel()
-	rep, err := pbimport.Import(ctx, src, &pbimport.Target{URL: o.url, Token: tok}, pbimport.Options{DryRun: o.dryRun, Now: time.Now()})
+	rep, err := pbimport.Import(ctx, src, &pbimport.Target{URL: o.url, Token: tok}, pbimport.Options{DryRun: o.dryRun, Now: time.Now(), SuperuserRole: o.superuserRole})
 	if rep != nil {
 		printImportReport(stdout, rep, o.dryRun)
 		if o.report != "" {
@@ -87,7 +94,7 @@ func importPocketBase(args []string, stdout io.Writer) error {
 		return fmt.Errorf("import-pocketbase: %w", err)
 	}
 	if rep.Partial() {
-		return fmt.Errorf("import-pocketbase: some records or files did not come across (listed above); fix them and run it again: what came across is skipped")
+		return fmt.Errorf("import-pocketbase: some records, files, superusers or OAuth2 links did not come across (listed above); fix them and run it again: what came across is skipped")
 	}
 	return nil
 }
@@ -107,6 +114,24 @@ func printImportReport(w io.Writer, rep *pbimport.Report, dry bool) {
 		}
 		fmt.Fprintf(w, "%s: %d created, %d skipped (they exist), %d failed, %d files\n", to, c.Created, c.Skipped, len(c.Failed)+len(c.FileFail), c.Files)
 		for _, f := range append(c.Failed, c.FileFail...) {
+			fmt.Fprintf(w, "  failed: %s\n", f)
+		}
+	}
+	for _, a := range []struct {
+		what string
+		r    *pbimport.AccountsReport
+	}{{"superusers (svcd admins)", rep.Superusers}, {"OAuth2 links", rep.OAuth2Links}} {
+		if a.r == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%s: %d created, %d skipped (they exist), %d failed\n", a.what, len(a.r.Created), len(a.r.Skipped), len(a.r.Failed))
+		for _, n := range a.r.Created {
+			fmt.Fprintf(w, "  created: %s\n", n)
+		}
+		for _, n := range a.r.Skipped {
+			fmt.Fprintf(w, "  skipped: %s\n", n)
+		}
+		for _, f := range a.r.Failed {
 			fmt.Fprintf(w, "  failed: %s\n", f)
 		}
 	}

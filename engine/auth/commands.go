@@ -35,7 +35,7 @@ const (
 
 // Event kinds emitted by the module's handlers.
 const (
-	evAdmins    = "admins"
+	evAdmins    = engine.EvAdmins
 	evRevoked   = "revoked"
 	evAPITokens = "api_tokens"
 )

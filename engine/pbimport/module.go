@@ -12,6 +12,11 @@
 // is left as it is and counted as skipped (so an import run twice
 // changes nothing the second time), a row the state machine refuses (a
 // unique value taken) fails alone with its reason.
+//
+// The same route family imports another system's operators as admins
+// with their password hashes (161: POST /api/v1/admin/import-admins) and
+// its OAuth2 links (162: POST /api/v1/admin/import-oauth2-links), with
+// the same rule: what exists is skipped.
 package pbimport
 
 import (
@@ -20,8 +25,13 @@ import (
 )
 
 // Command types of the module (engine/DESIGN.md): 160 imports a chunk of
-// rows; 161-164 are kept for the module.
-const cmdRows fsm.Type = 160
+// rows, 161 admins (PocketBase's superusers), 162 OAuth2 links
+// (PocketBase's _externalAuths); 163-164 are kept for the module.
+const (
+	cmdRows   fsm.Type = 160
+	cmdAdmins fsm.Type = 161
+	cmdLinks  fsm.Type = 162
+)
 
 // MaxRows is the most rows one call imports (one command).
 const MaxRows = 500
@@ -35,6 +45,8 @@ type Import struct {
 func New(core *engine.Engine) *Import {
 	m := &Import{core: core}
 	core.Command(cmdRows, "pbimport.rows", m.applyRows)
+	core.Command(cmdAdmins, "pbimport.admins", m.applyAdmins)
+	core.Command(cmdLinks, "pbimport.oauth2_links", m.applyLinks)
 	engine.RegisterResult[Result](core, "pbimport")
 	return m
 }

@@ -35,7 +35,7 @@ type RowFailed struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
-// rowsCmd is command 155's payload.
+// rowsCmd is command 160's payload.
 type rowsCmd struct {
 	Coll string      `json:"coll"`
 	Ver  int64       `json:"ver"`

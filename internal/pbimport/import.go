@@ -12,13 +12,18 @@ type Options struct {
 	DryRun bool
 	// Now stamps records that have no created time.
 	Now time.Time
+	// SuperuserRole is the svcd admin role PocketBase's superusers get
+	// (developer when empty; owner is allowed).
+	SuperuserRole string
 }
 
 // Import carries src's collections, records and files to the node t: the
 // collections translated (pbschema), created in dependency order with
 // their indexes (one that exists is kept), then each collection's records
-// and files. Running it again changes nothing: existing collections and
-// records are skipped. The report says what was done and what could not
+// and files, then PocketBase's superusers (svcd admins with
+// o.SuperuserRole) and its OAuth2 links of the imported accounts.
+// Running it again changes nothing: existing collections, records,
+// admins and links are skipped. The report says what was done and what could not
 // be carried over.
 func Import(ctx context.Context, src *Source, t *Target, o Options) (*Report, error) {
 	rep := &Report{Collections: []CollectionReport{}, Problems: []string{}}
@@ -53,11 +58,23 @@ func Import(ctx context.Context, src *Source, t *Target, o Options) (*Report, er
 			return rep, err
 		}
 	}
+	if err := ImportSuperusers(ctx, src, t, o.SuperuserRole, rep); err != nil {
+		return rep, err
+	}
+	if err := ImportLinks(ctx, src, t, steps, rep); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }
 
-// Partial reports whether some record or file did not come across.
+// Partial reports whether some record, file, superuser or OAuth2 link
+// did not come across.
 func (r *Report) Partial() bool {
+	for _, a := range []*AccountsReport{r.Superusers, r.OAuth2Links} {
+		if a != nil && len(a.Failed) > 0 {
+			return true
+		}
+	}
 	for _, c := range r.Collections {
 		if len(c.Failed) > 0 || len(c.FileFail) > 0 {
 			return true

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // Record is a row of a collection's table, each value converted by its
@@ -93,23 +92,6 @@ func convert(f Field, b sql.RawBytes) (any, error) {
 		return out, nil
 	}
 	return s, nil
-}
-
-// dateLayout is how PocketBase stores dates (UTC, milliseconds).
-const dateLayout = "2006-01-02 15:04:05.000Z"
-
-// ParseDate reads a date value as PocketBase stores it; ok is false for
-// the empty string (no date).
-func ParseDate(s string) (t time.Time, ok bool, err error) {
-	if s == "" {
-		return time.Time{}, false, nil
-	}
-	t, err = time.Parse(dateLayout, s)
-	if err != nil {
-		// PocketBase accepts dates without milliseconds too.
-		t, err = time.Parse("2006-01-02 15:04:05Z", s)
-	}
-	return t, err == nil, err
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

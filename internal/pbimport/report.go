@@ -8,6 +8,11 @@ type Report struct {
 	// Problems are the things not carried over, each with the original
 	// text where there is one.
 	Problems []string `json:"problems"`
+	// Superusers: PocketBase's superusers, made svcd admins (by email).
+	Superusers *AccountsReport `json:"superusers,omitempty"`
+	// OAuth2Links: PocketBase's _externalAuths rows, by
+	// COLLECTION/USER_ID/PROVIDER.
+	OAuth2Links *AccountsReport `json:"oauth2_links,omitempty"`
 }
 
 // CollectionReport counts one collection's records.

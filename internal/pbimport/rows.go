@@ -2,6 +2,8 @@ package pbimport
 
 import (
 	"fmt"
+
+	"svcd/internal/pbschema"
 )
 
 // ImportRow is one record as POST /api/v1/admin/import-rows takes it.
@@ -50,13 +52,17 @@ func Convert(c *Collection, r Record, rename map[string]string, skip map[string]
 			}
 			continue
 		case f.Type == "autodate" && (f.Name == "created" || f.Name == "updated"):
-			t, ok, err := ParseDate(v.(string))
+			s, _ := v.(string)
+			if s == "" {
+				continue // no date
+			}
+			t, err := pbschema.ParseDate(s)
 			if err != nil {
 				return out, fmt.Errorf("record %s: %s: %w", r.ID(), f.Name, err)
 			}
-			if ok && f.Name == "created" {
+			if f.Name == "created" {
 				out.Row.Created = t.Unix()
-			} else if ok {
+			} else {
 				out.Row.Updated = t.Unix()
 			}
 			continue

@@ -39,13 +39,7 @@ func Plan(colls []*Collection, rep *Report) []Step {
 	var steps []Step
 	for _, c := range colls {
 		if c.System {
-			switch c.Name {
-			case "_superusers":
-				rep.Problemf("_superusers: PocketBase's superusers are not imported; create svcd admins (svcd admin create EMAIL PASSWORD)")
-			case "_externalAuths":
-				rep.Problemf("_externalAuths: OAuth2 links are not imported; users sign in with a password, OTP or a new OAuth2 link")
-			}
-			continue
+			continue // _superusers and _externalAuths: accounts_import.go
 		}
 		var pb pbschema.PBCollection
 		b, _ := json.Marshal(c.Raw)

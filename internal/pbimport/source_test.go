@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"svcd/internal/pbimport"
+	"svcd/internal/pbschema"
 )
 
 // fixture unpacks the pb_data made by a real PocketBase v0.40.4
@@ -77,8 +78,8 @@ func TestReadFixture(t *testing.T) {
 		p["status"] != "live" || p["meta"].(map[string]any)["lang"] != "en" {
 		t.Errorf("post 1 = %v", p)
 	}
-	if d, ok, err := pbimport.ParseDate(p["published_at"].(string)); err != nil || !ok || d.Year() != 2026 || d.Nanosecond() != 678e6 {
-		t.Errorf("published_at %v %v %v", d, ok, err)
+	if d, err := pbschema.ParseDate(p["published_at"].(string)); err != nil || d.Year() != 2026 || d.Nanosecond() != 678e6 {
+		t.Errorf("published_at %v %v", d, err)
 	}
 	if recs[1].ID() != "hellocustomid01" || recs[1]["published_at"] != "" || len(recs[1]["attachments"].([]string)) != 0 {
 		t.Errorf("post 2 = %v", recs[1])
@@ -158,5 +159,40 @@ func TestUnpackRefusesEscapes(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
 			t.Errorf("%s escaped", h.Name)
 		}
+	}
+}
+
+// TestReadAccounts reads the fixture's superusers (with PocketBase's
+// bcrypt hashes, which match their passwords) and OAuth2 links.
+func TestReadAccounts(t *testing.T) {
+	src, err := pbimport.Open(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sus, err := src.Superusers()
+	if err != nil || len(sus) != 2 {
+		t.Fatalf("superusers %+v %v", sus, err)
+	}
+	if sus[1].Email != "ops@example.com" || sus[1].Created < 1767225600 || sus[1].Updated < sus[1].Created ||
+		bcrypt.CompareHashAndPassword([]byte(sus[1].PasswordHash), []byte("opspass1234")) != nil {
+		t.Errorf("ops %+v", sus[1])
+	}
+	eas, err := src.ExternalAuths()
+	if err != nil || len(eas) != 3 {
+		t.Fatalf("external auths %+v %v", eas, err)
+	}
+	var got []string
+	for _, ea := range eas {
+		got = append(got, ea.Provider+":"+ea.ProviderID)
+		if ea.RecordRef == "" || ea.CollectionRef == "" || ea.Created == 0 {
+			t.Errorf("link %+v", ea)
+		}
+	}
+	if !slices.Equal(got, []string{"google:google-sub-alice", "kakao:kakao-sub-bob", "github:github-sub-ops"}) {
+		t.Errorf("links %v", got)
+	}
+	if eas[2].RecordRef != sus[1].ID {
+		t.Errorf("the github link is %s's, want the superuser %s", eas[2].RecordRef, sus[1].ID)
 	}
 }

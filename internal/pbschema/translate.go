@@ -9,15 +9,16 @@ import (
 // DateLayout is PocketBase's date string layout (types.DefaultDateLayout).
 const DateLayout = "2006-01-02 15:04:05.000Z"
 
-// ParseDate reads a PocketBase date string (or RFC 3339) as unix seconds;
-// milliseconds are dropped as svcd stores seconds.
-func ParseDate(s string) (int64, error) {
+// ParseDate reads a PocketBase date string (with or without its
+// milliseconds), RFC 3339 or a bare day, keeping the milliseconds; the
+// caller takes t.Unix() where svcd stores seconds.
+func ParseDate(s string) (time.Time, error) {
 	for _, layout := range []string{DateLayout, "2006-01-02 15:04:05Z07:00", time.RFC3339Nano, "2006-01-02"} {
 		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return t.Unix(), nil
+			return t, nil
 		}
 	}
-	return 0, fmt.Errorf("not a date: %q", s)
+	return time.Time{}, fmt.Errorf("not a date: %q", s)
 }
 
 // FormatDate writes unix seconds as a PocketBase date string.
@@ -282,7 +283,7 @@ func translateField(f PBField, auth bool, lk Lookup) (Field, []Problem) {
 				add(b.key, s, "not a date; lost")
 				continue
 			}
-			out[b.key] = float64(t)
+			out[b.key] = float64(t.Unix())
 		}
 	case "autodate":
 		out["on_create"], out["on_update"] = f.OnCreate, f.OnUpdate

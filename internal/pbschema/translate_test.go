@@ -265,9 +265,12 @@ func TestParseDate(t *testing.T) {
 		"2024-01-02T03:04:05Z":     1704164645,
 		"2024-01-02":               1704153600,
 	} {
-		if got, err := ParseDate(in); err != nil || got != want {
-			t.Errorf("ParseDate(%q) = %d, %v; want %d", in, got, err, want)
+		if got, err := ParseDate(in); err != nil || got.Unix() != want {
+			t.Errorf("ParseDate(%q) = %v, %v; want %d", in, got, err, want)
 		}
+	}
+	if got, err := ParseDate("2024-01-02 03:04:05.678Z"); err != nil || got.Nanosecond() != 678e6 {
+		t.Errorf("ParseDate dropped the milliseconds: %v, %v", got, err)
 	}
 	if FormatDate(1704164645) != "2024-01-02 03:04:05.000Z" {
 		t.Errorf("FormatDate = %s", FormatDate(1704164645))

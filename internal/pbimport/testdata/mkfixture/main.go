@@ -1,7 +1,7 @@
 // Command mkfixture makes the PocketBase data directory the importer's
 // tests read (internal/pbimport/testdata/pb_data_v0.40.4.tar.gz) with a
 // real PocketBase, through its own Go API: the collections, records,
-// users, a superuser and files below. It is its own module (PocketBase
+// users, two superusers, OAuth2 links and files below. It is its own module (PocketBase
 // v0.40.4 needs Go 1.27; svcd stays on its own toolchain), run by
 // mkfixture.sh.
 package main
@@ -60,6 +60,7 @@ const (
 	AlicePassword = "alice123"
 	BobPassword   = "bobpass9"
 	SuperPassword = "superpass123"
+	OpsPassword   = "opspass1234"
 )
 
 func build(app core.App) error {
@@ -72,6 +73,14 @@ func build(app core.App) error {
 	admin.SetPassword(SuperPassword)
 	if err := app.Save(admin); err != nil {
 		return fmt.Errorf("superuser: %w", err)
+	}
+	// A second superuser besides the first one (the one an installer
+	// makes): both become svcd admins.
+	ops := core.NewRecord(su)
+	ops.SetEmail("ops@example.com")
+	ops.SetPassword(OpsPassword)
+	if err := app.Save(ops); err != nil {
+		return fmt.Errorf("superuser ops: %w", err)
 	}
 
 	users, err := app.FindCollectionByNameOrId("users")
@@ -89,6 +98,27 @@ func build(app core.App) error {
 	bob, err := user(app, users, "bob@example.com", BobPassword, "Bob", false)
 	if err != nil {
 		return err
+	}
+
+	// OAuth2 links (_externalAuths): alice's with a provider svcd knows
+	// (imported), bob's with one it does not (reported), and one of a
+	// superuser (not a record svcd imports: reported).
+	for _, l := range []struct {
+		rec                  *core.Record
+		provider, providerID string
+	}{
+		{alice, "google", "google-sub-alice"},
+		{bob, "kakao", "kakao-sub-bob"},
+		{ops, "github", "github-sub-ops"},
+	} {
+		ea := core.NewExternalAuth(app)
+		ea.SetCollectionRef(l.rec.Collection().Id)
+		ea.SetRecordRef(l.rec.Id)
+		ea.SetProvider(l.provider)
+		ea.SetProviderId(l.providerID)
+		if err := app.Save(ea); err != nil {
+			return fmt.Errorf("external auth %s: %w", l.provider, err)
+		}
 	}
 
 	posts := core.NewBaseCollection("posts")
