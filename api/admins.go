@@ -43,6 +43,8 @@ func (s *Server) mountAdmins(r chi.Router) {
 	r.Get("/admin/security/fingerprints", s.fingerprints)
 	r.Get("/admin/audit-log", s.auditLog)
 	r.Post("/admin/users/{collection}/{id}/disable-mfa", s.adminDisableMFA)
+	r.Get("/admin/users/{collection}/{id}/security", s.adminUserSecurity)
+	r.Post("/admin/users/{collection}/{id}/logout", s.adminLogoutUser)
 	r.Post("/admin/impersonate/{collection}/{userId}", s.impersonate)
 }
 

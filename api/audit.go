@@ -79,6 +79,10 @@ func auditAction(method, path string) (action, target string) {
 		return "indexes." + verb, segs[1]
 	case resource == "migrations" && len(segs) == 2:
 		return "migrations." + segs[1], ""
+	case resource == "users" && len(segs) == 4:
+		// A user's action (disable-mfa, logout): the target names the
+		// collection and the user.
+		return "users." + strings.ReplaceAll(segs[3], "-", "_"), segs[1] + "/" + segs[2]
 	case resource == "restore":
 		return "backup.restore", ""
 	case resource == "backups" && method == http.MethodPost:

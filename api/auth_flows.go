@@ -30,6 +30,8 @@ import (
 //	POST /auth/:collection/totp/recovery/regenerate                     -> {recovery_codes}
 //	GET  /auth/:collection/totp/recovery/status                         -> {total, remaining}
 //	POST /admin/users/:collection/:id/disable-mfa   (admin, editor)    -> {enabled: false}
+//	GET  /admin/users/:collection/:id/security      (admin, editor)    -> {totp_enabled, ..., sessions_valid_after}
+//	POST /admin/users/:collection/:id/logout        (admin, editor)    -> {sessions_valid_after}
 //	POST /admin/impersonate/:collection/:userId     (admin, editor)    -> {token, record, impersonated_by}
 
 // AuthFlows is what these handlers need (engine/auth).
@@ -43,6 +45,10 @@ type AuthFlows interface {
 	SignInAnonymous(ctx context.Context, coll string) (*auth.UserSession, uint64, error)
 	Promote(ctx context.Context, p engine.Principal, coll string, body []byte) (*auth.UserSession, uint64, error)
 	Impersonate(ctx context.Context, admin engine.Principal, coll, id string) (*auth.UserSession, error)
+	// An admin's view of a user's security state, and ending every
+	// session of a user (admin_users.go).
+	UserSecurity(ctx context.Context, coll, id string) (*auth.UserSecurity, error)
+	LogoutUser(ctx context.Context, coll, id string) (*auth.UserLogout, uint64, error)
 }
 
 // SecondFactors is what the TOTP, recovery code and MFA handlers need

@@ -9,7 +9,8 @@ import (
 // pathOps reads what the operations endpoints answer each caller: the
 // request and application logs (which hold every request's path and query
 // string, the matrix's own probes included), a JSONPath search over them,
-// the schema snapshot and the retention settings. Whoever may read them,
+// the schema snapshot, the retention settings and a user's security state
+// (its factors and token floor: editors, as disable-mfa). Whoever may read them,
 // none may find in them a value the rules hide from that caller; whoever
 // may not is refused.
 func pathOps(t *testing.T, x *matrix, c mcaller) {
@@ -22,6 +23,7 @@ func pathOps(t *testing.T, x *matrix, c mcaller) {
 		{"POST", "/api/v1/admin/logs/search", map[string]any{"query": "$", "limit": 500}, "viewer"},
 		{"GET", "/api/v1/admin/migrations/snapshot", nil, "developer"},
 		{"GET", "/api/v1/admin/retention", nil, "owner"},
+		{"GET", "/api/v1/admin/users/members/" + x.id("members", "ub") + "/security", nil, "editor"},
 	}
 	for _, rd := range reads {
 		st, body, _ := x.get(t, c, rd.method, rd.path, rd.body, nil)

@@ -14,8 +14,10 @@ import (
 
 // TestDashboardUsersBrowser walks the users and admins pages in headless
 // Chromium against a real node: a user with TOTP on has it cleared by
-// "Disable MFA" (the next sign-in needs no second factor); "Impersonate"
-// shows a user token once, and the token is the user's; an admin is
+// "Disable MFA" (the row shows TOTP on, then off; the next sign-in needs
+// no second factor); "Impersonate" shows a user token once, and the token
+// is the user's; "End all sessions" makes the user's earlier tokens
+// answer 401 and the row show when; an admin is
 // added, has the role changed and is removed; the last owner's demotion is
 // refused with the server's message; a session is ended; a viewer sees no
 // write control; "Force logout all" ends every admin session.
@@ -44,6 +46,15 @@ func TestDashboardUsersBrowser(t *testing.T) {
 	p.fill("input[name=user_search]", "EVE@")
 	p.press("Find users")
 	p.waitFor("eve alone", `document.querySelectorAll("#users tbody tr").length === 1 && document.querySelector("#users tbody").textContent.includes("eve@example.com")`, 10*time.Second)
+	eveRow := fmt.Sprintf(`document.querySelector("#users tr[data-user='%s']")`, eveID)
+	if v := p.text(eveRow + `.querySelector("td.totp").textContent`); !strings.HasPrefix(v, "on (10 recovery codes left)") {
+		t.Errorf("eve's TOTP shows %q, want on", v)
+	}
+	for cell, want := range map[string]string{"passkeys": "0", "oauth2": "none", "sessions-after": "any"} {
+		if v := p.text(eveRow + `.querySelector("td.` + cell + `").textContent`); v != want {
+			t.Errorf("eve's %s shows %q, want %q", cell, v, want)
+		}
+	}
 
 	p.press("Disable MFA for eve@example.com")
 	p.press("Confirm disable MFA")
@@ -51,6 +62,7 @@ func TestDashboardUsersBrowser(t *testing.T) {
 	if d := signIn(t, srv, "members", "eve@example.com", userPassword); d["token"] == nil || d["mfa_required"] != nil {
 		t.Fatalf("after Disable MFA the sign-in answered %v", d)
 	}
+	p.waitFor("TOTP off in eve's row", eveRow+` && `+eveRow+`.querySelector("td.totp").textContent === "off"`, 10*time.Second)
 
 	p.press("Impersonate eve@example.com")
 	p.press("Confirm impersonate")
@@ -62,6 +74,23 @@ func TestDashboardUsersBrowser(t *testing.T) {
 	p.checkNamed("impersonation")
 	p.press("Done")
 	p.waitFor("the token gone", `!document.getElementById("impersonation-token")`, 10*time.Second)
+
+	if res, body := srv.Do(t, http.MethodGet, "/api/v1/auth/me", nil, eve); res.StatusCode != http.StatusOK {
+		t.Fatalf("eve's token before End all sessions: %d %s", res.StatusCode, body)
+	}
+	p.press("End all sessions of eve@example.com")
+	p.press("Confirm end all sessions")
+	p.waitFor("the logout outcome", `document.getElementById("logout-outcome")`, 10*time.Second)
+	p.waitFor("the floor in eve's row", eveRow+` && `+eveRow+`.querySelector("td.sessions-after").textContent !== "any"`, 10*time.Second)
+	for _, tk := range []map[string]string{eve, bearer(tok)} {
+		if res, body := srv.Do(t, http.MethodGet, "/api/v1/auth/me", nil, tk); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a token of eve issued before End all sessions answers %d %s", res.StatusCode, body)
+		}
+	}
+	if d := signIn(t, srv, "members", "eve@example.com", userPassword); d["token"] == nil {
+		t.Fatalf("a sign-in after End all sessions answered %v", d)
+	}
+	p.checkNamed("users after End all sessions")
 	p.shot("dashboard-users")
 	if strings.Contains(p.text(`document.body.innerText`), tok) {
 		t.Fatal("the impersonation token is still shown after Done")
@@ -125,8 +154,11 @@ func TestDashboardUsersBrowser(t *testing.T) {
 	p.goTo("/_/users/members")
 	p.waitFor("the users page", `document.querySelector("h1").textContent === "Users of members" &&
 		(document.querySelector("[role=status]").textContent || document.querySelector("p.error[role=alert]").textContent)`, 10*time.Second)
-	if v := p.text(`[...document.querySelectorAll("button")].filter((b) => /^(Disable MFA|Impersonate)/.test(b.textContent)).length`); v != "0" {
+	if v := p.text(`[...document.querySelectorAll("button")].filter((b) => /^(Disable MFA|End all sessions|Impersonate)/.test(b.textContent)).length`); v != "0" {
 		t.Errorf("a viewer sees %s user actions", v)
+	}
+	if p.text(`String(!!document.querySelector("#users td.totp"))`) != "false" {
+		t.Error("a viewer's page shows users' security state")
 	}
 	p.goTo("/_/admins")
 	p.waitFor("the refusal", `document.querySelector("p.error[role=alert]") && document.querySelector("p.error[role=alert]").textContent.startsWith("403")`, 10*time.Second)

@@ -316,6 +316,12 @@ func TestRealtimeCredentialsSSE(t *testing.T) {
 		s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/users/"+id, map[string]any{"password": "next-password-456"})
 		closed(t, c)
 	})
+	t.Run("every session ended by an admin", func(t *testing.T) {
+		id, tok := credUser(t, s, "sse-ended@example.com")
+		c := open(t, tok)
+		s.MustAdmin(t, http.StatusOK, "POST", "/api/v1/admin/users/users/"+id+"/logout", nil)
+		closed(t, c)
+	})
 	t.Run("admin deleted", func(t *testing.T) {
 		id, tok := newAdmin(t, s, "sse-admin@example.com", "editor")
 		c := open(t, tok)

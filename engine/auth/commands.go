@@ -73,5 +73,6 @@ func (au *Auth) register() {
 	c.Command(cmdPromote, "auth.promote", au.applyPromote)
 	c.Command(cmdRehashPassword, "auth.rehash_password", au.applyRehashPassword)
 	c.Command(cmdRehashAdminPassword, "auth.rehash_admin_password", au.adm.applyRehashAdminPassword)
+	au.registerUserLogout()
 	au.pk.register()
 }

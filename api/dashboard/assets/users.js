@@ -1,8 +1,13 @@
 // users.js: the users of auth collections. /_/users lists the auth
 // collections; /_/users/NAME pages through NAME's users (the records API;
-// a search by email is the filter email ~ "text") and, for an editor or above, offers per user "Disable MFA" (clears the
-// user's TOTP and recovery codes) and "Impersonate" (a one-hour user
-// token, shown this once), both behind a confirmation.
+// a search by email is the filter email ~ "text"). For an editor or above
+// each user's row shows its security state (GET
+// /admin/users/NAME/ID/security: TOTP on or off, passkeys, linked OAuth2
+// providers, the time before which its tokens are refused) and offers
+// "Disable MFA" (clears the user's TOTP and recovery codes), "End all
+// sessions" (every token of the user issued until now is refused) and
+// "Impersonate" (a one-hour user token, shown this once), each behind a
+// confirmation.
 import { call, can } from "./api.js";
 import { h, mount, field, alertBox, describeError, when, confirmButton } from "./ui.js";
 
@@ -35,13 +40,23 @@ export async function usersPage(name) {
   const editor = can("editor");
   const state = { page: 1 };
 
+  const userURL = (u) => "/api/v1/admin/users/" + encodeURIComponent(name) + "/" + encodeURIComponent(u.id);
   const actions = (u) => editor ? [
     confirmButton("Disable MFA for " + u.email, "Confirm disable MFA", async () => {
       err.set("");
-      const r = await call("POST", "/api/v1/admin/users/" + encodeURIComponent(name) + "/" + encodeURIComponent(u.id) + "/disable-mfa");
+      const r = await call("POST", userURL(u) + "/disable-mfa");
       if (!r.ok) { err.set(describeError(r)); return; }
       mount(outcome, h("p", { class: "status", id: "mfa-outcome" },
         "MFA of " + u.email + " is " + (r.data.enabled ? "on" : "off") + ": TOTP and recovery codes cleared."));
+      await load();
+    }), " ",
+    confirmButton("End all sessions of " + u.email, "Confirm end all sessions", async () => {
+      err.set("");
+      const r = await call("POST", userURL(u) + "/logout");
+      if (!r.ok) { err.set(describeError(r)); return; }
+      mount(outcome, h("p", { class: "status", id: "logout-outcome" },
+        "Every session of " + u.email + " signed in until " + when(r.data.sessions_valid_after) + " is ended; the user signs in again."));
+      await load();
     }), " ",
     confirmButton("Impersonate " + u.email, "Confirm impersonate", async () => {
       err.set("");
@@ -69,15 +84,31 @@ export async function usersPage(name) {
     if (fe) err.set("Search not applied: " + fe);
     const body = Array.isArray(res.body.data) ? res.body : res.body.data; // the records list shape
     const users = body.data || [];
+    // The security state of each user on the page (editors: a viewer may
+    // not read it, and the server says so).
+    const sec = editor ? await Promise.all(users.map(async (u) => {
+      const r = await call("GET", userURL(u) + "/security");
+      return r.ok ? r.data : null;
+    })) : [];
+    const secCells = (i) => {
+      if (!editor) return [];
+      const st = sec[i];
+      if (!st) return [h("td", { colspan: "4" }, "unavailable")];
+      return [h("td", { class: "totp" }, st.totp_enabled ? "on (" + st.recovery_codes_left + " recovery codes left)" : "off"),
+        h("td", { class: "passkeys" }, String(st.passkeys)),
+        h("td", { class: "oauth2" }, st.oauth2.length ? st.oauth2.join(", ") : "none"),
+        h("td", { class: "sessions-after" }, st.sessions_valid_after ? when(st.sessions_valid_after) : "any")];
+    };
+    const cols = ["Email", "Verified", "Guest", "Created", "Id"].concat(editor ? ["TOTP", "Passkeys", "OAuth2", "Sessions valid after"] : [], ["Actions"]);
     status.textContent = "Page " + body.page + " of " + Math.max(1, body.totalPages) + " · " + body.totalItems + " users";
     mount(table, users.length === 0 ? h("p", {}, "No users.") :
       h("table", { id: "users" }, h("caption", {}, users.length + " users on this page"),
-        h("thead", {}, h("tr", {}, ["Email", "Verified", "Guest", "Created", "Id", "Actions"].map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, users.map((u) => h("tr", { "data-user": u.id },
+        h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, users.map((u, i) => h("tr", { "data-user": u.id },
           h("td", {}, u.email), h("td", {}, u.email_verified ? "yes" : "no"), h("td", {}, u.is_anonymous ? "yes" : "no"),
           h("td", {}, when(u.created)),
           h("td", {}, h("a", { href: "/_/collections/" + encodeURIComponent(name) + "/records/" + encodeURIComponent(u.id) }, u.id)),
-          h("td", {}, actions(u)))))));
+          secCells(i), h("td", {}, actions(u)))))));
     mount(pager,
       h("button", { type: "button", disabled: body.page <= 1, onclick: () => { state.page--; load(); } }, "Previous page"),
       h("span", {}, "Page " + body.page + " of " + Math.max(1, body.totalPages)),
@@ -86,7 +117,7 @@ export async function usersPage(name) {
   await load();
   return { node: h("section", {}, heading,
     h("p", {}, h("a", { href: "/_/users" }, "All auth collections")),
-    editor ? h("p", { class: "hint" }, "Disable MFA clears the user's TOTP and recovery codes (whether it was on or not: the admin API does not show it). Impersonate gives a one-hour token of the user.") : null,
+    editor ? h("p", { class: "hint" }, "Disable MFA clears the user's TOTP and recovery codes. End all sessions refuses every token the user was issued until now, on every node, and closes its realtime streams; \"Sessions valid after\" shows that time (\"any\": never ended). Impersonate gives a one-hour token of the user.") : null,
     h("form", { class: "bar", role: "search", onsubmit: (e) => { e.preventDefault(); state.page = 1; load(); } },
       field("Email contains", search), h("button", { type: "submit" }, "Find users")),
     outcome, err, status, table, pager) };
