@@ -34,7 +34,9 @@ func TestDashboardFilesBrowser(t *testing.T) {
 	p := openDashboard(t, srv.URL)
 	p.signIn(apitest.AdminEmail, apitest.AdminPassword)
 	p.press("Files")
-	row := func(name string) string { return fmt.Sprintf(`document.querySelector('#files tr[data-file=%q]')`, name) }
+	row := func(name string) string {
+		return fmt.Sprintf(`document.querySelector('#files tr[data-file=%q]')`, name)
+	}
 	p.waitFor("both files", row(cover)+" && "+row(notes), 10*time.Second)
 	for name, n := range map[string]int{cover: len(png), notes: len(text)} {
 		if got := p.text(row(name) + `.querySelector("[data-bytes]").dataset.bytes`); got != strconv.Itoa(n) {
