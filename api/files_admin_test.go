@@ -10,7 +10,8 @@ import (
 
 // TestAdminFiles: the admin's read of stored files counts what uploads
 // stored, per collection and field, pages a collection's files newest
-// first and sorts them; a delete shows in both; a viewer is refused.
+// first and sorts them; a delete shows in both; an editor reads them, a
+// viewer is refused.
 func TestAdminFiles(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{})
@@ -75,6 +76,17 @@ func TestAdminFiles(t *testing.T) {
 		t.Errorf("after the delete: %v", st)
 	}
 
+	res, body = s.Do(t, "POST", "/api/v1/admin/admins", map[string]any{"email": "editor@example.com", "password": adminPassword, "role": "editor"}, bearer(owner))
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("create editor: %d %s", res.StatusCode, body)
+	}
+	res, body = s.Do(t, "POST", "/api/v1/admin/auth/login", map[string]any{"email": "editor@example.com", "password": adminPassword}, nil)
+	editor := apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["token"].(string)
+	for _, p := range []string{"/api/v1/admin/files", "/api/v1/admin/files/papers"} {
+		if res, body := s.Do(t, "GET", p, nil, bearer(editor)); res.StatusCode != http.StatusOK {
+			t.Errorf("an editor reads %s: %d %s", p, res.StatusCode, body)
+		}
+	}
 	viewer := viewerToken(t, s, owner)
 	for _, p := range []string{"/api/v1/admin/files", "/api/v1/admin/files/papers"} {
 		if res, body := s.Do(t, "GET", p, nil, bearer(viewer)); res.StatusCode != http.StatusForbidden {
