@@ -171,3 +171,36 @@ func (x *matrix) sendForm(t *testing.T, c mcaller, method, path string, parts ..
 	body, ct := multipartBody(t, parts...)
 	return x.get(t, c, method, path, body, map[string]string{"Content-Type": ct})
 }
+
+// pathFileAdmin: the admin's read of stored files (GET /admin/files and
+// /admin/files/:c) names files and records, app data: editors and up
+// and tokens with the admin scope read them, and see every stored file
+// of the collection; everyone else is refused and learns no name.
+func pathFileAdmin(t *testing.T, x *matrix, c mcaller) {
+	may := c.kind == kindAdmin && roleAtLeast(c.role, "editor") || c.kind == kindToken && hasScope(c.scopes, "admin")
+	check := func(path string, names []string) {
+		st, body, _ := x.get(t, c, "GET", path, nil, nil)
+		x.leaks(t, c, path, body)
+		switch {
+		case may && st != http.StatusOK:
+			t.Errorf("%s: GET %s: %d %s", c.name, path, st, body)
+		case !may && st != http.StatusUnauthorized && st != http.StatusForbidden:
+			t.Errorf("%s: GET %s: %d, want 401 or 403", c.name, path, st)
+		}
+		for _, n := range names {
+			if in := strings.Contains(string(body), n); in != may {
+				t.Errorf("%s: GET %s holds %s: %v", c.name, path, n, in)
+			}
+		}
+	}
+	check("/api/v1/admin/files", []string{`"collection":"owned"`, `"collection":"vault"`})
+	for _, coll := range []string{"owned", "pub", "vault"} {
+		var names []string
+		for _, m := range matrixFiles {
+			if m.coll == coll {
+				names = append(names, x.files[m.coll+"/"+m.rec+"/"+m.field])
+			}
+		}
+		check("/api/v1/admin/files/"+coll+"?perPage=500", names)
+	}
+}

@@ -146,6 +146,7 @@ func matrixPaths() []mpath {
 		{name: "file-download", run: pathFileDownload},
 		{name: "file-token", run: pathFileToken},
 		{name: "file-upload", run: pathFileUpload},
+		{name: "file-admin", run: pathFileAdmin},
 		{name: "js-find", run: pathJSFind},
 		{name: "js-query", run: pathJSQuery},
 		{name: "oauth2", all: pathOAuth2},

@@ -27,6 +27,7 @@ func TestDashboardRoutes(t *testing.T) {
 			ExpectedContent: []string{`<main id="main"`}, ExpectedHeaders: page},
 		{Name: "head", Method: http.MethodHead, URL: "/_/members", ExpectedStatus: http.StatusOK, ExpectedHeaders: page},
 		{Name: "tokens page", Method: http.MethodGet, URL: "/_/tokens", ExpectedStatus: http.StatusOK, ExpectedHeaders: page},
+		{Name: "files page", Method: http.MethodGet, URL: "/_/files?collection=albums&page=2", ExpectedStatus: http.StatusOK, ExpectedHeaders: page},
 		{Name: "not a page", Method: http.MethodGet, URL: "/_/nope", ExpectedStatus: http.StatusNotFound,
 			ExpectedContent: []string{`{"error":"The requested resource wasn't found","code":404}`}},
 		{Name: "below a probe", Method: http.MethodGet, URL: "/_/health/x", ExpectedStatus: http.StatusNotFound},

@@ -27,6 +27,9 @@ type Files interface {
 	AnyToken(ctx context.Context, p engine.Principal) (*files.FileToken, error)
 	Delete(ctx context.Context, p engine.Principal, coll, id, field, name string) (uint64, error)
 	DeleteAll(ctx context.Context, p engine.Principal, coll, id, field string) (int, uint64, error)
+	// For the admin's read of stored files (api/files_admin.go).
+	Stats(ctx context.Context) (*files.Stats, error)
+	List(ctx context.Context, coll string, page, perPage int, sort string) (*files.FileList, error)
 }
 
 // mountFiles serves SPEC.md's file routes.

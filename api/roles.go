@@ -67,6 +67,9 @@ var roleTable = []roleRule{
 	// CSV export and import read and write records: app data, editors.
 	{"/api/v1/admin/export/", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/admin/import/", engine.RoleEditor, engine.RoleEditor},
+	// Stored files' names, sizes and records are app data: editors. The
+	// storage summary names the driver and bucket, never credentials.
+	{"/api/v1/admin/files", engine.RoleEditor, engine.RoleEditor},
 	{"/api/v1/_/metrics", engine.RoleViewer, engine.RoleViewer},
 	// Feature flags and their segments, reads included: developers
 	// (SPEC.md). Anyone may evaluate through the public route.

@@ -312,6 +312,7 @@ func New(opts Options) *Server {
 			s.mountRetention(r)
 			s.mountSQL(r)
 			s.mountLogs(r)
+			s.mountFilesAdmin(r)
 		})
 		r.Group(func(r chi.Router) {
 			r.Use(s.authenticate)

@@ -48,7 +48,7 @@ func isPage(seg string) bool {
 	switch seg {
 	case "collections", "tokens", "members":
 		return true
-	case "users", "admins", "settings", "logs", "audit", "webhooks", "flags", "sql", "jobs":
+	case "users", "admins", "settings", "logs", "audit", "webhooks", "flags", "sql", "jobs", "files":
 		return true
 	}
 	return false

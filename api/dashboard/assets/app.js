@@ -42,6 +42,8 @@ const routes = [
   [/^\/_\/flags\/([^/]+)$/, (m) => flagPage(decodeURIComponent(m[1]))],
   [/^\/_\/sql$/, () => sqlPage()],
   [/^\/_\/jobs$/, () => jobsPage()],
+  // Loaded on demand: the module is fetched the first time the page opens.
+  [/^\/_\/files$/, async () => (await import("./files.js")).filesPage()],
 ];
 
 // A page may leave a cleanup (a polling timer); it runs on the next route.
@@ -91,7 +93,8 @@ function drawNav(s) {
       can("owner") ? link("/_/settings", "Settings") : null, link("/_/logs", "Logs"), link("/_/audit", "Audit log"),
       can("developer") ? [link("/_/webhooks", "Webhooks"), link("/_/flags", "Flags")] : null,
       can("developer") ? link("/_/sql", "SQL") : null,
-      can("developer") ? link("/_/jobs", "Jobs") : null),
+      can("developer") ? link("/_/jobs", "Jobs") : null,
+      can("editor") ? link("/_/files", "Files") : null),
     h("span", { class: "who" },
       h("span", { id: "who" }, s.admin.email), " ",
       h("span", { class: "role", id: "role", title: "your role" }, s.admin.role), " ",
