@@ -28,11 +28,13 @@ func TestPocketBaseClientFilter(t *testing.T) {
 	t.Parallel()
 	s := apitest.Start(t, apitest.Options{})
 	s.CreateCollection(t, coll("users", "auth", []map[string]any{f("name", "text")}, "view_rule", "", "create_rule", ""))
+	var ids []string
 	for _, u := range []struct {
 		email    string
 		verified bool
 	}{{"plain@example.com", false}, {"checked@example.com", true}} {
-		s.MustAdmin(t, http.StatusCreated, "POST", "/api/v1/users", map[string]any{"email": u.email, "password": userPassword, "email_verified": u.verified})
+		rec := s.MustAdmin(t, http.StatusCreated, "POST", "/api/v1/users", map[string]any{"email": u.email, "password": userPassword, "email_verified": u.verified})
+		ids = append(ids, apitest.Obj(t, rec["data"])["id"].(string))
 	}
 	s.CreateCollection(t, coll("events", "base", []map[string]any{f("name", "text"), f("at", "date")}, "view_rule", ""))
 	s.CreateRecord(t, "events", map[string]any{"name": "old", "at": "2023-05-01 10:00:00.000Z"})
@@ -82,6 +84,23 @@ func TestPocketBaseClientFilter(t *testing.T) {
 		if got := names(list("events", filter(expr)+"&sort=at", nil)); !slices.Equal(got, want) {
 			t.Errorf("%s: %v, want %v", expr, got, want)
 		}
+	}
+	// A realtime subscription's filter is rewritten the same way: of the
+	// two users changed, only the verified one is delivered.
+	stream := openPBRealtime(t, s)
+	sub := pbOptions("users/*", map[string]any{"filter": "verified = true"})
+	if st, out := pbSubscribe(t, s, stream.clientID, []string{sub}, nil); st != http.StatusNoContent {
+		t.Fatalf("subscribe with verified: %d %v", st, out)
+	}
+	for _, id := range ids {
+		s.MustAdmin(t, http.StatusOK, "PATCH", "/api/v1/users/"+id, map[string]any{"name": "changed"})
+	}
+	if f := stream.next(); f.event != sub || apitest.Obj(t, f.data["record"])["id"] != ids[1] {
+		t.Errorf("the verified subscription's event: %+v", f)
+	}
+	stream.quiet()
+	if st, _ := pbSubscribe(t, s, stream.clientID, []string{pbOptions("users/*", map[string]any{"filter": "tokenKey != ''"})}, nil); st != http.StatusBadRequest {
+		t.Errorf("a subscription filtering on tokenKey: %d", st)
 	}
 	// A filter the rewriter refuses is PocketBase's invalid filter.
 	res, body := s.Do(t, "GET", "/api/collections/users/records?"+filter("tokenKey != ''"), nil, admin)
