@@ -19,6 +19,11 @@ func pbMatrixPaths() []mpath {
 		{name: "pb-filter", run: pathPBFilter},
 		{name: "pb-expand", run: pathPBExpand([]string{"pub?expand=link,adm", "notes?expand=pub,owned", "owned?expand=owner",
 			"notes?expand=pub.link.owner", "pub?expand=notes_via_pub", "members?expand=owned_via_owner"})},
+		{name: "pb-realtime", all: pathPBRealtime}, // authz_pbrealtime_test.go
+		{name: "pb-batch", run: pathPBBatch},       // authz_pbbatch_test.go
+		{name: "pb-auth-with-password", all: pathPBSignIn},
+		// Last: a refresh replaces the callers' tokens (authz_pbauth_test.go).
+		{name: "pb-auth-refresh", all: pathPBRefresh},
 	}
 }
 

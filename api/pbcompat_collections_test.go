@@ -70,8 +70,12 @@ func TestPocketBaseCollections(t *testing.T) {
 	apitest.Run(t, s, []apitest.Scenario{
 		{Name: "a guest: 401", URL: "/api/collections", ExpectedStatus: 401,
 			AfterFunc: func(t testing.TB, _ *apitest.Server, body []byte) { checkPBShape(t, "error_401.json", body) }},
+		{Name: "a revoked or bad token is a guest: 401", URL: "/api/collections", Headers: raw("not-a-token"), ExpectedStatus: 401,
+			ExpectedContent: []string{`"message":"The request requires valid record authorization token."`}},
+		// PocketBase's RequireSuperuserAuth is requireAuth("_superusers"):
+		// a signed-in record of another collection is a 403 with its message.
 		{Name: "a user: 403", URL: "/api/collections", Headers: raw(userTok), ExpectedStatus: 403,
-			ExpectedContent: []string{`"status":403`}},
+			ExpectedContent: []string{`{"status":403,"message":"The authorized record is not allowed to perform this action.","data":{}}`}},
 		{Name: "a user cannot create", Method: "POST", URL: "/api/collections", Body: pbPostsBody(), Headers: raw(userTok), ExpectedStatus: 403},
 	})
 

@@ -3,15 +3,13 @@ package api
 import (
 	"net/http"
 	"strings"
+
+	"svcd/api/pbcompat"
 )
 
-// pbConsistencySetting is the consistency of PocketBase's paths
-// when a request does not name one with X-Svc-Consistency: "strong" (the
-// default) or "local".
-const pbConsistencySetting = "pocketbase.consistency"
-
-// pbConsistency makes the requests on PocketBase's paths linearizable by
-// default. A PocketBase app was written against one database: it creates
+// pbConsistency (the setting pbcompat.ConsistencySetting, defined with
+// the layer's others in pbcompat.SettingDefs) makes the requests on
+// PocketBase's paths linearizable by default. A PocketBase app was written against one database: it creates
 // a collection or a record and reads it back, or writes into it, possibly
 // through another node behind a load balancer, and expects to find it.
 // svcd's own default (local state, never older than this node's
@@ -25,7 +23,7 @@ const pbConsistencySetting = "pocketbase.consistency"
 func (s *Server) pbConsistency(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Svc-Consistency") == "" &&
-			!strings.EqualFold(strings.TrimSpace(s.settings.Setting(pbConsistencySetting)), "local") {
+			!strings.EqualFold(strings.TrimSpace(s.settings.Setting(pbcompat.ConsistencySetting)), "local") {
 			r.Header.Set("X-Svc-Consistency", "strong")
 		}
 		next.ServeHTTP(w, r)

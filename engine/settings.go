@@ -78,11 +78,6 @@ func (e *Engine) registerCoreSettings() {
 		"update_check.url", "",
 		"http.max_body_bytes", "16777216",
 		"http.anonymous_body_budget_bytes", "67108864",
-		// The PocketBase-compatible API (api/pbcompat): "0" answers 404 there.
-		"pocketbase.enabled", "1",
-		// Reads on PocketBase's paths: "strong" (linearizable) unless a
-		// request says otherwise, or "local" (api/pbcompat_consistency.go).
-		"pocketbase.consistency", "strong",
 	)...)
 	// otel.headers usually carries the collector's credentials
 	// (Authorization=..., x-api-key=...): masked and sealed like the

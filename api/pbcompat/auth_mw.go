@@ -65,7 +65,9 @@ func RequireAuth(next http.Handler) http.Handler {
 }
 
 // RequireSuperuser answers 401 for a guest and 403 for a caller who is not
-// a svcd admin (PocketBase's superusers).
+// a svcd admin (PocketBase's superusers), with PocketBase's messages
+// (pb:apis/middlewares.go RequireSuperuserAuth, which is
+// requireAuth("_superusers")).
 func RequireSuperuser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := Principal(r)
@@ -73,7 +75,7 @@ func RequireSuperuser(next http.Handler) http.Handler {
 		case p.Kind == engine.Anonymous:
 			WriteError(w, r, NewError(http.StatusUnauthorized, MsgAuthRequired, nil))
 		case !p.IsAdmin():
-			WriteError(w, r, NewError(http.StatusForbidden, MsgSuperuserOnly, nil))
+			WriteError(w, r, NewError(http.StatusForbidden, MsgNotAllowed, nil))
 		default:
 			next.ServeHTTP(w, r)
 		}

@@ -56,10 +56,13 @@ const (
 	MsgValidation    = "An error occurred while validating the submitted data."
 	MsgAuthRequired  = "The request requires valid record authorization token."
 	MsgSuperuserOnly = "Only superusers can perform this action."
-	MsgFailedCreate  = "Failed to create record."
-	MsgFailedUpdate  = "Failed to update record."
-	MsgFailedDelete  = "Failed to delete record. Make sure that the record is not part of a required relation reference."
-	MsgFailedAuth    = "Failed to authenticate."
+	// MsgNotAllowed is RequireSuperuserAuth's 403 for a signed-in caller
+	// who is not a superuser (pb:apis/middlewares.go requireAuth).
+	MsgNotAllowed   = "The authorized record is not allowed to perform this action."
+	MsgFailedCreate = "Failed to create record."
+	MsgFailedUpdate = "Failed to update record."
+	MsgFailedDelete = "Failed to delete record. Make sure that the record is not part of a required relation reference."
+	MsgFailedAuth   = "Failed to authenticate."
 )
 
 func defaultMessage(status int) string {

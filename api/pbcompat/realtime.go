@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"svcd/engine"
+	"svcd/engine/schema"
 	"svcd/realtime"
 )
 
@@ -256,10 +257,16 @@ func (d *Deps) realtimeSubscribe(w http.ResponseWriter, r *http.Request) {
 	subs := make([]realtime.LabelledSub, 0, len(form.Subscriptions))
 	for _, s := range form.Subscriptions {
 		topic, opts := parseSubscription(s)
-		if topic == "" || !d.knownCollection(topic) {
+		c := d.topicCollection(topic)
+		if c == nil {
 			continue // PocketBase accepts topics nothing publishes to
 		}
-		subs = append(subs, realtime.LabelledSub{Label: s, Topic: topic, Filter: opts.Filter})
+		filter, e := d.clientFilter(c, opts.Filter)
+		if e != nil {
+			WriteError(w, r, e)
+			return
+		}
+		subs = append(subs, realtime.LabelledSub{Label: s, Topic: topic, Filter: filter})
 	}
 	if e := conn.ReplaceLabelled(subs); e != nil {
 		WriteError(w, r, NewError(http.StatusBadRequest, e.Message, nil))
@@ -268,11 +275,18 @@ func (d *Deps) realtimeSubscribe(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// knownCollection reports whether topic's collection exists.
-func (d *Deps) knownCollection(topic string) bool {
+// topicCollection is topic's collection (nil when there is none; an
+// empty topic has none).
+func (d *Deps) topicCollection(topic string) *schema.Collection {
 	coll, _, _ := strings.Cut(topic, "/")
+	if coll == "" {
+		return nil
+	}
 	c, err := d.Catalog.Collection(coll)
-	return err == nil && c != nil
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // validate checks the form as PocketBase does (clientId required, at most

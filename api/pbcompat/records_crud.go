@@ -46,7 +46,11 @@ func (d *Deps) listRecords(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	lq := ListQuery(r)
+	lq, e := d.listQuery(r, c)
+	if e != nil {
+		WriteError(w, r, e)
+		return
+	}
 	p := d.recordCaller(r)
 	list, err := d.Records.ListRecords(r.Context(), p, c.Name, lq)
 	if err != nil {
@@ -56,8 +60,7 @@ func (d *Deps) listRecords(w http.ResponseWriter, r *http.Request) {
 	if list.FilterProblem != "" {
 		// PocketBase refuses a filter it cannot use (svcd's /api/v1
 		// drops it and says so in a header).
-		WriteError(w, r, NewError(http.StatusBadRequest, "", map[string]any{
-			"filter": FieldError{Code: "validation_invalid_filter", Message: sentenize(capitalize(list.FilterProblem))}}))
+		WriteError(w, r, invalidFilter(list.FilterProblem))
 		return
 	}
 	var raws []json.RawMessage

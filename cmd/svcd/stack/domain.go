@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"svcd/api/passkey"
+	"svcd/api/pbcompat"
 	"svcd/engine"
 	"svcd/engine/auth"
 	"svcd/engine/backup"
@@ -148,6 +149,9 @@ func NewDomain(opts DomainOptions) (*Domain, error) {
 	}
 	d.Migrations = migrations.New(eng)
 	d.Imports = pbimport.New(eng)
+	// The HTTP layer's PocketBase API reads its settings from the engine,
+	// which must know them before it is sealed.
+	eng.DefineSettings(pbcompat.SettingDefs()...)
 	if err := eng.Seal(); err != nil {
 		return nil, err
 	}
