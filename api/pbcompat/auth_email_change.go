@@ -1,7 +1,6 @@
 package pbcompat
 
 import (
-	"errors"
 	"net/http"
 
 	"svcd/engine/auth"
@@ -36,9 +35,9 @@ func (d *Deps) requestEmailChange(w http.ResponseWriter, r *http.Request) {
 	}
 	err := d.AuthFlows.RequestEmailChange(r.Context(), Principal(r), coll, in.NewEmail)
 	switch {
-	case errors.Is(err, auth.ErrNewEmailTaken):
+	case auth.IsEmailChangeError(err, auth.ErrNewEmailTaken):
 		WriteError(w, r, fieldFailure("newEmail", errNewEmailTaken))
-	case errors.Is(err, auth.ErrNewEmailSame):
+	case auth.IsEmailChangeError(err, auth.ErrNewEmailSame):
 		WriteError(w, r, fieldFailure("newEmail", errNewEmailSame))
 	default:
 		noContent(w, r, 0, renameField(err, "new_email", "newEmail"))
@@ -60,9 +59,9 @@ func (d *Deps) confirmEmailChange(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 		w.WriteHeader(http.StatusNoContent)
-	case errors.Is(err, auth.ErrEmailChangePassword):
+	case auth.IsEmailChangeError(err, auth.ErrEmailChangePassword):
 		WriteError(w, r, fieldFailure("password", errBadChangePass))
-	case errors.Is(err, auth.ErrNewEmailTaken):
+	case auth.IsEmailChangeError(err, auth.ErrNewEmailTaken):
 		// Taken between the request and the confirmation.
 		WriteError(w, r, NewError(http.StatusBadRequest, "Failed to confirm email change.", nil))
 	case pe.Status == http.StatusBadRequest && len(pe.Data) == 0: // svcd's "Invalid or expired token"

@@ -42,6 +42,22 @@ var (
 		Details: map[string]any{"password": "is not the account's password"}}
 )
 
+// IsEmailChangeError reports whether err is target (one of the errors
+// above): the same kind, message and details, also after the error crossed
+// the log or a node (every validation error shares its kind and message).
+func IsEmailChangeError(err error, target *engine.Error) bool {
+	e := engine.AsError(err)
+	if e == nil || e.Kind != target.Kind || e.Message != target.Message || len(e.Details) != len(target.Details) {
+		return false
+	}
+	for k, v := range target.Details {
+		if fmt.Sprint(e.Details[k]) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // emailChangeTTL is the lifetime of an email change token.
 func (au *Auth) emailChangeTTL() time.Duration {
 	return au.adm.windowSetting("auth.email_change.ttl_seconds", 30*time.Minute)
