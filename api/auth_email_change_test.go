@@ -66,6 +66,13 @@ func TestEmailChangeCluster(t *testing.T) {
 		t.Errorf("%d messages to the old address", n)
 	}
 
+	// The account's realtime stream, on the node that will not answer the
+	// confirmation.
+	stream := openSSE(t, b, "topics=members", ann)
+	if f := stream.next(); f.event != "subscribed" {
+		t.Fatalf("frame %+v", f)
+	}
+
 	apitest.Run(t, d, []apitest.Scenario{
 		{Name: "a wrong password is 400 naming password", Method: "POST", URL: confirm,
 			Body: map[string]any{"token": tok, "password": "not-the-password"}, ExpectedStatus: http.StatusBadRequest,
@@ -78,6 +85,17 @@ func TestEmailChangeCluster(t *testing.T) {
 		{Name: "confirm twice is 400", Method: "POST", URL: confirm,
 			Body: map[string]any{"token": tok, "password": userPassword}, ExpectedStatus: http.StatusBadRequest},
 	})
+
+	// The stream closes as for a password change (its own record's update
+	// may come first).
+	f := stream.next()
+	for f.event != "error" {
+		f = stream.next()
+	}
+	if f.data["code"] != "unauthorized" {
+		t.Fatalf("frame %+v, want an unauthorized error", f)
+	}
+	stream.ended()
 
 	for _, n := range c.Nodes {
 		if res, body := n.Do(t, "GET", "/api/v1/auth/me", nil, ann); res.StatusCode != http.StatusUnauthorized {
