@@ -137,8 +137,9 @@ type emailChangeCmd struct {
 // ConfirmEmailChange moves the token's account to the token's new address
 // when plain is the account's password. It returns the log index of the
 // change (every older session of the account is refused from that index
-// on). A wrong password counts as a failed sign-in of the account's
-// current email for the login lockout.
+// on). Wrong passwords count toward the login lockout (auth.lockout.*),
+// under a key of their own: the collection and the account's current
+// email, with no client address.
 func (au *Auth) ConfirmEmailChange(ctx context.Context, name, tok, plain string) (uint64, error) {
 	ci, err := au.authCollection(name)
 	if err != nil {
