@@ -19,6 +19,8 @@ import (
 //	POST /auth/:collection/confirm-password-reset   {token, password}  -> {reset: true}
 //	POST /auth/:collection/request-verification     {email}            -> {sent: true}
 //	POST /auth/:collection/confirm-verification     {token}            -> {verified: true}
+//	POST /auth/:collection/request-email-change     {new_email} (user token) -> {sent: true}
+//	POST /auth/:collection/confirm-email-change     {token, password}  -> {changed: true}
 //	POST /auth/:collection/otp/request              {email}            -> {sent: true}
 //	POST /auth/:collection/otp/auth                 {token} | {code, email} -> {token, record} | {mfa_required, mfa_token}
 //	POST /auth/:collection/login/mfa                {mfa_token, code | recovery_code} -> {token, record}
@@ -40,6 +42,8 @@ type AuthFlows interface {
 	ConfirmPasswordReset(ctx context.Context, coll, token, password string) (uint64, error)
 	RequestVerification(ctx context.Context, coll, email string) error
 	ConfirmVerification(ctx context.Context, coll, token string) (uint64, error)
+	RequestEmailChange(ctx context.Context, p engine.Principal, coll, newEmail string) error
+	ConfirmEmailChange(ctx context.Context, coll, token, password string) (uint64, error)
 	RequestOTP(ctx context.Context, coll, email string) error
 	AuthWithOTP(ctx context.Context, coll string, in auth.OTPAuth) (*auth.UserSession, uint64, error)
 	SignInAnonymous(ctx context.Context, coll string) (*auth.UserSession, uint64, error)
@@ -69,6 +73,7 @@ func (s *Server) mountAuthFlowsOpen(r chi.Router) {
 	r.Post("/auth/{collection}/confirm-password-reset", s.confirmPasswordReset)
 	r.Post("/auth/{collection}/request-verification", s.requestVerification)
 	r.Post("/auth/{collection}/confirm-verification", s.confirmVerification)
+	r.Post("/auth/{collection}/confirm-email-change", s.confirmEmailChange)
 	r.Post("/auth/{collection}/otp/request", s.requestOTP)
 	r.Post("/auth/{collection}/otp/auth", s.otpAuth)
 	r.Post("/auth/{collection}/login/mfa", s.loginMFA)
@@ -80,6 +85,7 @@ func (s *Server) mountAuthFlowsOpen(r chi.Router) {
 func (s *Server) mountAuthFlows(r chi.Router) {
 	r = r.With(s.requireSignedIn)
 	r.Post("/auth/{collection}/promote", s.promote)
+	r.Post("/auth/{collection}/request-email-change", s.requestEmailChange)
 	r.Post("/auth/{collection}/totp/setup", s.totpSetup)
 	r.Post("/auth/{collection}/totp/confirm", s.totpConfirm)
 	r.Post("/auth/{collection}/totp/disable", s.totpDisable)

@@ -12,11 +12,12 @@ import (
 
 // FuzzAuthFlowBodies posts arbitrary bodies to the endpoints that trade a
 // secret for a session or a change: login/mfa, otp/auth,
-// confirm-password-reset and confirm-verification. Every answer is a
-// well-formed envelope with a 2xx or 4xx status, never a 5xx; login/mfa
-// gives a session only for a real ticket with a valid code or an unused
-// recovery code of the account; the others never succeed, as the node
-// holds no OTP and no reset or verification token was ever issued.
+// confirm-password-reset, confirm-verification and confirm-email-change.
+// Every answer is a well-formed envelope with a 2xx or 4xx status, never
+// a 5xx; login/mfa gives a session only for a real ticket with a valid
+// code or an unused recovery code of the account; the others never
+// succeed, as the node holds no OTP and no reset, verification or email
+// change token was ever issued.
 func FuzzAuthFlowBodies(f *testing.F) {
 	s := apitest.Start(f, apitest.Options{})
 	s.CreateCollection(f, members())
@@ -35,7 +36,8 @@ func FuzzAuthFlowBodies(f *testing.F) {
 	ticket := mfaTicket(f, s, "fz@example.com")
 
 	paths := []string{"/api/v1/auth/members/login/mfa", "/api/v1/auth/members/otp/auth",
-		"/api/v1/auth/members/confirm-password-reset", "/api/v1/auth/members/confirm-verification"}
+		"/api/v1/auth/members/confirm-password-reset", "/api/v1/auth/members/confirm-verification",
+		"/api/v1/auth/members/confirm-email-change"}
 	f.Add(uint8(0), []byte(`{"mfa_token":"`+ticket+`","code":"123456"}`))
 	f.Add(uint8(0), []byte(`{"mfa_token":"`+ticket+`","recovery_code":"`+first+`"}`))
 	f.Add(uint8(0), []byte(`{"mfa_token":"`+ticket+`","code":"12 34 56","recovery_code":""}`))
@@ -43,6 +45,8 @@ func FuzzAuthFlowBodies(f *testing.F) {
 	f.Add(uint8(1), []byte(`{"token":"`+ticket+`"}`))
 	f.Add(uint8(2), []byte(`{"token":"`+tok+`","password":"a-new-password-123"}`))
 	f.Add(uint8(3), []byte(`{"token":"`+ticket+`"}`))
+	f.Add(uint8(4), []byte(`{"token":"`+tok+`","password":"`+userPassword+`"}`))
+	f.Add(uint8(4), []byte(`{"token":["x"],"password":{}}`))
 	f.Add(uint8(0), []byte(`[`))
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		path := paths[int(which)%len(paths)]

@@ -151,6 +151,7 @@ func matrixPaths() []mpath {
 		{name: "js-query", run: pathJSQuery},
 		{name: "oauth2", all: pathOAuth2},
 		{name: "passkeys", all: pathPasskeys},
+		{name: "email-change", run: pathEmailChange}, // authz_email_change_test.go
 		{name: "sql", run: pathSQL},
 		{name: "mcp", all: pathMCP},
 		{name: "openapi", run: pathOpenAPI},

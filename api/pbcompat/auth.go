@@ -30,6 +30,8 @@ type AuthFlows interface {
 	ConfirmPasswordReset(ctx context.Context, coll, token, password string) (uint64, error)
 	RequestVerification(ctx context.Context, coll, email string) error
 	ConfirmVerification(ctx context.Context, coll, token string) (uint64, error)
+	RequestEmailChange(ctx context.Context, p engine.Principal, coll, newEmail string) error
+	ConfirmEmailChange(ctx context.Context, coll, token, password string) (uint64, error)
 	RequestOTP(ctx context.Context, coll, email string) error
 	AuthWithOTP(ctx context.Context, coll string, in auth.OTPAuth) (*auth.UserSession, uint64, error)
 }
@@ -65,6 +67,8 @@ func mountAuth(r chi.Router, d *Deps) {
 	r.Post(base+"confirm-password-reset", d.confirmPasswordReset)
 	r.Post(base+"request-verification", d.requestVerification)
 	r.Post(base+"confirm-verification", d.confirmVerification)
+	r.With(RequireAuth).Post(base+"request-email-change", d.requestEmailChange)
+	r.Post(base+"confirm-email-change", d.confirmEmailChange)
 }
 
 // authCollection resolves the path's collection, which must be an auth

@@ -31,6 +31,7 @@ const (
 	cmdRecoveryRegenerate fsm.Type = 77
 	cmdMFAExchange        fsm.Type = 78
 	cmdPromote            fsm.Type = 79
+	cmdEmailChange        fsm.Type = 167
 )
 
 // Event kinds emitted by the module's handlers.
@@ -71,6 +72,7 @@ func (au *Auth) register() {
 	c.Command(cmdRecoveryRegenerate, "auth.recovery_regenerate", au.fac.applyRecoveryRegenerate)
 	c.Command(cmdMFAExchange, "auth.mfa_exchange", au.fac.applyMFAExchange)
 	c.Command(cmdPromote, "auth.promote", au.applyPromote)
+	c.Command(cmdEmailChange, "auth.email_change", au.applyEmailChange)
 	c.Command(cmdRehashPassword, "auth.rehash_password", au.applyRehashPassword)
 	c.Command(cmdRehashAdminPassword, "auth.rehash_admin_password", au.adm.applyRehashAdminPassword)
 	au.registerUserLogout()

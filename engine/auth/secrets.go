@@ -35,6 +35,7 @@ import (
 const (
 	audReset  = "reset"
 	audVerify = "verify"
+	audEmail  = "email_change"
 	audMFA    = "mfa"
 )
 

@@ -24,5 +24,6 @@ func (au *Auth) registerAuthSettings() {
 		"auth.impersonation.enabled", "1",
 		"auth.otp.enabled", "0",
 		"auth.anonymous.enabled", "0",
+		"auth.email_change.ttl_seconds", "1800",
 	)...)
 }

@@ -19,6 +19,7 @@ const (
 	PathVerifyEmail   = "/auth/verify-email"
 	PathResetPassword = "/auth/reset-password"
 	PathOTP           = "/auth/otp"
+	PathEmailChange   = "/auth/confirm-email-change"
 )
 
 // Input is what every template needs. Rendering is a pure function of it.
@@ -66,6 +67,16 @@ func PasswordResetEmail(in Input) (Content, error) {
 		return Content{}, errors.New("mail: password reset email without a token")
 	}
 	return render(resetTmpl, in, PathResetPassword)
+}
+
+// EmailChangeEmail renders the email-change message sent to the new
+// address: a link that carries in.Token, and the token itself (the
+// confirmation also asks for the account's password).
+func EmailChangeEmail(in Input) (Content, error) {
+	if in.Token == "" {
+		return Content{}, errors.New("mail: email change email without a token")
+	}
+	return render(emailChangeTmpl, in, PathEmailChange)
 }
 
 // OTPEmail renders the email one-time-password message: the 6-digit
@@ -228,6 +239,31 @@ If you did not ask for this, you can ignore this email; your password stays the 
 {{if .Link}}<p><a href="{{.Link}}">Choose a new password</a></p>
 <p style="font-size: 13px;">Or open this link: {{.Link}}</p>
 {{end}}<p>Your reset token:</p>
+<p><code>{{.Token}}</code></p>
+{{if .Expires}}<p>It is valid for {{.Expires}}.</p>
+{{end}}{{template "bottom" .}}`)
+
+var emailChangeTmpl = mustTmpl(
+	`Confirm your new {{.App}} email address`,
+	`Hello,
+
+Someone asked to move a {{.App}} account to this email address.
+{{if .Link}}
+Open this link to confirm the change (you will be asked for the account's password):
+{{.Link}}
+{{end}}
+Your confirmation token:
+{{.Token}}
+{{if .Expires}}
+It is valid for {{.Expires}}.
+{{end}}
+If you did not ask for this, you can ignore this email; nothing changes.
+`,
+	`{{template "top" .}}<p>Hello,</p>
+<p>Someone asked to move a {{.App}} account to this email address.</p>
+{{if .Link}}<p><a href="{{.Link}}">Confirm the change</a> (you will be asked for the account's password)</p>
+<p style="font-size: 13px;">Or open this link: {{.Link}}</p>
+{{end}}<p>Your confirmation token:</p>
 <p><code>{{.Token}}</code></p>
 {{if .Expires}}<p>It is valid for {{.Expires}}.</p>
 {{end}}{{template "bottom" .}}`)

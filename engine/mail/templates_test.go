@@ -21,6 +21,8 @@ func TestTemplates(t *testing.T) {
 			"https://acme.test/app/auth/verify-email?collection=users&token=tok-123", []string{"valid for 1 hour"}},
 		{"reset", mail.PasswordResetEmail, "Reset your Acme password",
 			"https://acme.test/app/auth/reset-password?collection=users&token=tok-123", []string{"tok-123", "valid for 1 hour"}},
+		{"email change", mail.EmailChangeEmail, "Confirm your new Acme email address",
+			"https://acme.test/app/auth/confirm-email-change?collection=users&token=tok-123", []string{"tok-123", "valid for 1 hour"}},
 		{"otp", mail.OTPEmail, "Your Acme sign-in code",
 			"https://acme.test/app/auth/otp?collection=users&token=tok-123", []string{"123456", "valid for 1 hour"}},
 	} {
@@ -91,6 +93,7 @@ func TestTemplatesReject(t *testing.T) {
 	for name, f := range map[string]func() (mail.Content, error){
 		"verify no token":  func() (mail.Content, error) { return mail.VerificationEmail(mail.Input{}) },
 		"reset no token":   func() (mail.Content, error) { return mail.PasswordResetEmail(mail.Input{}) },
+		"change no token":  func() (mail.Content, error) { return mail.EmailChangeEmail(mail.Input{}) },
 		"otp no token":     func() (mail.Content, error) { return mail.OTPEmail(mail.Input{Code: "123456"}) },
 		"otp short code":   func() (mail.Content, error) { return mail.OTPEmail(mail.Input{Code: "12345", Token: "t"}) },
 		"otp letter code":  func() (mail.Content, error) { return mail.OTPEmail(mail.Input{Code: "12345a", Token: "t"}) },

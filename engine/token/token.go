@@ -42,6 +42,9 @@ type Claims struct {
 	IP       string `json:"ip,omitempty"`
 	Admin    bool   `json:"admin,omitempty"`
 	APIToken string `json:"api_token,omitempty"`
+	// NewEmail is the address an email change token (audience
+	// email_change) moves the account to (PocketBase names it newEmail).
+	NewEmail string `json:"newEmail,omitempty"`
 	// Type and CollectionID are the claims PocketBase's clients read
 	// from a token's payload (PocketBase names them type and
 	// collectionId): session tokens carry type "auth", and every token
