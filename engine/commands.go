@@ -57,6 +57,7 @@ func (e *Engine) register() {
 	e.Command(cmdIndexDelete, "index.delete", e.ddl.applyIndexDelete)
 	e.Command(cmdRotateKey, "key.rotate", e.applyRotateKey)
 	e.Command(cmdBatch, "record.batch", e.recs.applyBatch)
+	e.Command(cmdBatchUpsert, "record.batch_upsert", e.recs.applyBatch)
 	e.registerPrune()
 }
 
