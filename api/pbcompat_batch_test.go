@@ -181,3 +181,40 @@ func TestPocketBaseBatchModifiers(t *testing.T) {
 		t.Errorf("a bad modifier operand: %d %s", res.StatusCode, out)
 	}
 }
+
+// TestMultipartModifiers: write modifiers as plain values of multipart
+// record bodies, as PocketBase's SDK sends them with files: on creates
+// and updates, through PocketBase's paths and /api/v1, next to a file.
+func TestMultipartModifiers(t *testing.T) {
+	t.Parallel()
+	s := apitest.Start(t, apitest.Options{})
+	s.CreateCollection(t, coll("users", "auth", []map[string]any{f("name", "text")}, "create_rule", ""))
+	s.CreateCollection(t, coll("posts", "base", []map[string]any{
+		f("title", "text"), f("views", "number"), f("tags", "select", "values", []string{"a", "b"}, "multiple", true),
+		f("pics", "file", "multiple", true, "maxSize", 100000),
+	}, "view_rule", "", "create_rule", "", "update_rule", ""))
+	tok := signUpIn(t, s, "users", "mods@example.com")
+	img := pngBytes(t, 8, 8)
+	const recs = "/api/collections/posts/records"
+	res, out := pbForm(t, s, "POST", recs, tok, value("id", "multipartmods01"), value("title", "m"), value("views+", "2"),
+		value("tags+", "a"), file("pics", "a.png", img))
+	if res.StatusCode != 200 || !strings.Contains(string(out), `"views":2`) || !strings.Contains(string(out), `"tags":["a"]`) {
+		t.Fatalf("multipart create with modifiers: %d %s", res.StatusCode, out)
+	}
+	res, out = pbForm(t, s, "PATCH", recs+"/multipartmods01", tok, value("views+", "5"), value("+tags", "b"), file("pics+", "b.png", img))
+	if res.StatusCode != 200 || !strings.Contains(string(out), `"views":7`) || !strings.Contains(string(out), `"tags":["b","a"]`) {
+		t.Fatalf("multipart update with modifiers: %d %s", res.StatusCode, out)
+	}
+	if pics, _ := apitest.DecodeMap(t, out)["pics"].([]any); len(pics) != 2 {
+		t.Errorf("the update's file was not appended: %s", out)
+	}
+	res, out = sendForm(t, s, "PATCH", "/api/v1/posts/multipartmods01", map[string]string{"Authorization": "Bearer " + tok},
+		value("views-", "1"), value("tags-", "a"))
+	if res.StatusCode != 200 || !strings.Contains(string(out), `"views":6`) || !strings.Contains(string(out), `"tags":["b"]`) {
+		t.Errorf("/api/v1 multipart update with modifiers: %d %s", res.StatusCode, out)
+	}
+	res, out = pbForm(t, s, "PATCH", recs+"/multipartmods01", tok, value("title+", "x"))
+	if res.StatusCode != 400 || !strings.Contains(string(out), `title+`) {
+		t.Errorf("a modifier on a text field: %d %s", res.StatusCode, out)
+	}
+}
