@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"slices"
@@ -310,17 +311,25 @@ func pathHistory(t *testing.T, x *matrix, c mcaller) {
 	}
 }
 
-// pathBatch: the same reads inside batches, read-only and with a write
-// (served by the node, or applied by the state machine).
+// pathBatch: the same reads inside batches, read-only, with a write and
+// with an upsert (served by the node, or applied by the state machine in
+// a batch command, or in one of type 169 that holds an upsert).
 func pathBatch(t *testing.T, x *matrix, c mcaller) {
 	reads := []string{"/api/v1/pub?expand=link.owner,adm,notes_via_pub&filter=" + url.QueryEscape(`link.secret != ""`),
 		"/api/v1/notes?expand=pub.link,owned.owner", "/api/v1/owned?expand=owner", "/api/v1/pins", "/api/v1/members",
 		"/api/v1/vault", "/api/v1/pub/" + x.id("pub", "pa") + "?expand=link,adm"}
 	for _, r := range reads {
-		for _, withWrite := range []bool{false, true} {
+		for _, write := range []string{"", "POST", "PUT"} {
+			withWrite := write != ""
 			reqs := []map[string]any{entry("GET", r, nil)}
-			if withWrite {
+			switch write {
+			case "POST":
 				reqs = append([]map[string]any{entry("POST", "/api/v1/scratch", map[string]any{"n": 1})}, reqs...)
+			case "PUT":
+				h := fnv.New64a()
+				h.Write([]byte(c.name + r))
+				id := fmt.Sprintf("%015x", h.Sum64())[:15]
+				reqs = append([]map[string]any{entry("PUT", "/api/v1/scratch", map[string]any{"id": id, "n": 1})}, reqs...)
 			}
 			h := map[string]string{}
 			for k, v := range c.headers {
@@ -328,7 +337,7 @@ func pathBatch(t *testing.T, x *matrix, c mcaller) {
 			}
 			res, body := x.s.Do(t, http.MethodPost, batchURL, map[string]any{"requests": reqs}, h)
 			apitest.CheckCommon(t, res, body)
-			x.leaks(t, c, fmt.Sprintf("batch %s (with a write: %v)", r, withWrite), body)
+			x.leaks(t, c, fmt.Sprintf("batch %s (with a write: %v %s)", r, withWrite, write), body)
 		}
 	}
 }

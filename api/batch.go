@@ -27,6 +27,15 @@ var batchStatus = map[engine.BatchAction]int{
 	engine.BatchGet:    http.StatusOK,
 	engine.BatchUpdate: http.StatusOK,
 	engine.BatchDelete: http.StatusNoContent,
+	engine.BatchUpsert: http.StatusOK, // 201 when it created (entryStatus)
+}
+
+// entryStatus is the status of entry i's answer.
+func entryStatus(req batchRequest, item engine.BatchItem) int {
+	if item.Created {
+		return http.StatusCreated
+	}
+	return batchStatus[req.Op.Action]
 }
 
 func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +85,7 @@ func appendBatchAnswers(buf []byte, reqs []batchRequest, res *engine.BatchResult
 			buf = append(buf, ',')
 		}
 		buf = append(buf, `{"status":`...)
-		buf = strconv.AppendInt(buf, int64(batchStatus[req.Op.Action]), 10)
+		buf = strconv.AppendInt(buf, int64(entryStatus(req, res.Items[i])), 10)
 		buf = append(buf, `,"body":`...)
 		if b := res.Items[i].Body; len(b) > 0 {
 			buf = append(buf, b...)

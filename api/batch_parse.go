@@ -92,17 +92,20 @@ func parseBatchEntry(e batchEntry, op *engine.BatchOp) (method string, q url.Val
 		action = engine.BatchGet
 	case (method == http.MethodPatch || method == http.MethodPut) && id != "":
 		action = engine.BatchUpdate
+	case method == http.MethodPut:
+		// PocketBase's upsert: the id in the body; the apply decides.
+		action = engine.BatchUpsert
 	case method == http.MethodDelete && id != "":
 		action = engine.BatchDelete
 	default:
-		return "", nil, "method", fmt.Sprintf("%q does not apply to %s (create: POST, list and get: GET, update: PATCH or PUT, delete: DELETE)", e.Method, path)
+		return "", nil, "method", fmt.Sprintf("%q does not apply to %s (create: POST, list and get: GET, update: PATCH or PUT, upsert: PUT without id, delete: DELETE)", e.Method, path)
 	}
 	*op = engine.BatchOp{Action: action, Collection: coll, ID: id, IfMatch: headerValue(e.Headers, "If-Match")}
 	if action == engine.BatchList || action == engine.BatchGet {
 		lq := listQuery(q)
 		op.List = &lq
 	}
-	if action == engine.BatchCreate || action == engine.BatchUpdate {
+	if action == engine.BatchCreate || action == engine.BatchUpdate || action == engine.BatchUpsert {
 		switch b := e.Body.(type) {
 		case nil:
 			op.Fields = map[string]any{}

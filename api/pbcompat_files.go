@@ -35,14 +35,14 @@ func (f pbFiles) Serve(w http.ResponseWriter, r *http.Request, p engine.Principa
 // pbBatch hands PocketBase's batch route api's batch runner.
 type pbBatch struct{ s *Server }
 
-func (b pbBatch) RunBatch(r *http.Request, p engine.Principal, body []byte) ([]pbcompat.BatchAnswer, error) {
-	reqs, res, _, err := b.s.runBatch(r, p, body)
+func (b pbBatch) RunBatch(r *http.Request, p engine.Principal, body []byte) ([]pbcompat.BatchAnswer, uint64, error) {
+	reqs, res, idx, err := b.s.runBatch(r, p, body)
 	if err != nil {
-		return nil, err
+		return nil, idx, err
 	}
 	out := make([]pbcompat.BatchAnswer, len(reqs))
 	for i, req := range reqs {
-		out[i] = pbcompat.BatchAnswer{Status: batchStatus[req.Op.Action], Collection: req.Op.Collection, Body: res.Items[i].Body}
+		out[i] = pbcompat.BatchAnswer{Status: entryStatus(req, res.Items[i]), Collection: req.Op.Collection, Body: res.Items[i].Body}
 	}
-	return out, nil
+	return out, idx, nil
 }

@@ -51,6 +51,8 @@ func (op *BatchOp) listQuery() ListQuery {
 // record, a list page, or nil for a delete).
 type BatchItem struct {
 	Body []byte `json:"body,omitempty"`
+	// Created is set for an upsert entry that created its record.
+	Created bool `json:"created,omitempty"`
 }
 
 // BatchResult is the state machine's answer to a batch command.
@@ -86,7 +88,7 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 	}
 	decoded := make([]map[string]any, len(ops))
 	for i, op := range ops {
-		if op.Action != BatchCreate && op.Action != BatchUpdate {
+		if op.Action != BatchCreate && op.Action != BatchUpdate && op.Action != BatchUpsert {
 			continue
 		}
 		if op.Fields != nil {
@@ -114,7 +116,11 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 			}
 			cmd.Ops[i] = c
 		}
-		res, idx, err := rs.e.Propose(ctx, cmdBatch, cmd)
+		typ := cmdBatch
+		if cmd.hasUpsert() {
+			typ = cmdBatchUpsert
+		}
+		res, idx, err := rs.e.Propose(ctx, typ, cmd)
 		if errors.Is(err, ErrSchemaMoved) && attempt < 3 {
 			continue
 		}
@@ -132,6 +138,8 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 			id := ops[i].ID
 			if c := cmd.Ops[i].Create; c != nil {
 				id = c.ID
+			} else if u := cmd.Ops[i].Upsert; u != nil {
+				id = u.ID
 			}
 			rs.AfterWrite(ctx, w, id)
 		}
@@ -156,6 +164,9 @@ func (rs *Records) interceptBatch(ctx context.Context, p Principal, ops []BatchO
 			kind = EvRecordUpdate
 		case BatchDelete:
 			kind = EvRecordDelete
+		case BatchUpsert:
+			id, _ := decoded[i]["id"].(string)
+			kind = rs.upsertKind(ctx, op.Collection, id)
 		default:
 			continue
 		}
@@ -189,6 +200,10 @@ func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, 
 		if !admin && ci.CreateRule == nil {
 			return batchOpCmd{}, ErrAdminOnly
 		}
+		in, verr := FoldCreateModifiers(ci, in)
+		if verr != nil {
+			return batchOpCmd{}, verr
+		}
 		id, values, verr := rs.prepareCreate(ci, in, admin, now)
 		if verr != nil {
 			return batchOpCmd{}, verr
@@ -207,6 +222,10 @@ func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, 
 		if err := preWriteError(ci, ci.UpdateRule, admin); err != nil {
 			return batchOpCmd{}, err
 		}
+		in, mods, verr := SplitModifiers(ci, in)
+		if verr != nil {
+			return batchOpCmd{}, verr
+		}
 		values, verr := rs.PrepareUpdate(ci, in, admin, now)
 		if verr != nil {
 			return batchOpCmd{}, verr
@@ -217,7 +236,9 @@ func (rs *Records) prepareBatchOp(ctx context.Context, p Principal, op BatchOp, 
 			return batchOpCmd{}, err
 		}
 		return batchOpCmd{Update: &recordUpdateCmd{Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: op.ID, Now: now, Values: values,
-			IfMatch: op.IfMatch, Env: env, Actor: actorOf(p), Account: true, PasswordWas: was}}, nil
+			IfMatch: op.IfMatch, Env: env, Actor: actorOf(p), Account: true, PasswordWas: was, Mods: mods}}, nil
+	case BatchUpsert:
+		return rs.prepareUpsert(ctx, p, op, in, now, shared)
 	case BatchDelete:
 		ci, err := rs.writable(op.Collection)
 		if err != nil {

@@ -22,6 +22,10 @@ type batchOpCmd struct {
 	Update *recordUpdateCmd `json:"update,omitempty"`
 	Delete *recordDeleteCmd `json:"delete,omitempty"`
 	Read   *batchReadCmd    `json:"read,omitempty"`
+	// Upsert is PocketBase's upsert (batch_upsert.go): only in commands
+	// of type cmdBatchUpsert, so entries written before it decode as they
+	// always did.
+	Upsert *recordUpsertCmd `json:"upsert,omitempty"`
 }
 
 // batchReadCmd is a get (List false) or a list inside a batch. It reads the
@@ -55,13 +59,23 @@ func (rs *Records) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	out := &BatchResult{Items: make([]BatchItem, len(c.Ops))}
 	budget := newReadBudget(c.ReadBudget)
 	colls := &batchColls{}
-	applyOp := func(tx *fsm.Tx, op batchOpCmd) ([]byte, error) { return rs.applyBatchOp(tx, op, colls) }
+	created := false
+	applyOp := func(tx *fsm.Tx, op batchOpCmd) ([]byte, error) {
+		if op.Upsert != nil {
+			body, c, err := rs.applyUpsert(tx, op.Upsert, colls)
+			created = c
+			return body, err
+		}
+		return rs.applyBatchOp(tx, op, colls)
+	}
 	for i, op := range c.Ops {
+		created = false
 		body, err := budget.apply(tx, op, applyOp)
 		if err != nil {
 			return nil, BatchError(i, staleETag(err, op, c.Ops[:i]))
 		}
 		out.Items[i].Body = body
+		out.Items[i].Created = created
 	}
 	return out, nil
 }
@@ -81,11 +95,14 @@ func staleETag(err error, op batchOpCmd, earlier []batchOpCmd) error {
 		coll, id = op.Update.Coll, op.Update.ID
 	case op.Delete != nil:
 		coll, id = op.Delete.Coll, op.Delete.ID
+	case op.Upsert != nil:
+		coll, id = op.Upsert.Coll, op.Upsert.ID
 	}
 	for _, e := range earlier {
 		touched := e.Delete != nil ||
 			(e.Create != nil && e.Create.Coll == coll && e.Create.ID == id) ||
-			(e.Update != nil && e.Update.Coll == coll && e.Update.ID == id)
+			(e.Update != nil && e.Update.Coll == coll && e.Update.ID == id) ||
+			(e.Upsert != nil && e.Upsert.Coll == coll && e.Upsert.ID == id)
 		if touched {
 			cp := *de
 			cp.ETag = ""

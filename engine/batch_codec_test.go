@@ -10,7 +10,7 @@ import (
 // the leader to a forwarding follower unchanged.
 func TestBatchResultCodec(t *testing.T) {
 	e := codecEngine()
-	in := &BatchResult{Items: []BatchItem{{Body: []byte(`{"id":"a","t":"\u00e9\n"}`)}, {}, {Body: []byte(`{"data":[],"page":1}`)}}}
+	in := &BatchResult{Items: []BatchItem{{Body: []byte(`{"id":"a","t":"\u00e9\n"}`)}, {}, {Body: []byte(`{"data":[],"page":1}`)}, {Body: []byte(`{"id":"b"}`), Created: true}}}
 	b, err := e.EncodeResult(in, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ func (e *Engine) register() {
 	e.Command(cmdRotateKey, "key.rotate", e.applyRotateKey)
 	e.Command(cmdRotateKeySecrets, "key.rotate_with_secrets", e.applyRotateKey)
 	e.Command(cmdBatch, "record.batch", e.recs.applyBatch)
+	e.Command(cmdBatchUpsert, "record.batch_upsert", e.recs.applyBatch)
 	e.registerPrune()
 }
 

@@ -221,6 +221,12 @@ func applyModifiers(ci *Coll, old []any, values map[string]any, mods []FieldMod)
 	return out, nil
 }
 
+// ApplyModifiers is applyModifiers for a module's update command (a
+// multipart update's modifiers, engine/files), inside its transaction.
+func ApplyModifiers(ci *Coll, old []any, values map[string]any, mods []FieldMod) (map[string]any, error) {
+	return applyModifiers(ci, old, values, mods)
+}
+
 // storedList reads a stored multiple select or relation value (a JSON
 // array as text, or null).
 func storedList(v any) ([]string, error) {

@@ -26,7 +26,9 @@ import (
 // which accepts PocketBase's record URLs, scopes and request info), for
 // caller p on a JSON body {"requests": [...]}.
 type Batcher interface {
-	RunBatch(r *http.Request, p engine.Principal, body []byte) ([]BatchAnswer, error)
+	// The index is the batch's Raft log index (0 for a batch that only
+	// reads), answered as X-Svc-Index.
+	RunBatch(r *http.Request, p engine.Principal, body []byte) ([]BatchAnswer, uint64, error)
 }
 
 // BatchAnswer is one entry's result: the HTTP status svcd gives it, the
@@ -75,15 +77,13 @@ func (d *Deps) batch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := d.recordCaller(r)
-	for i := range in.Requests {
-		d.upsert(r, p, &in.Requests[i])
-	}
 	body, err := json.Marshal(in)
 	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	answers, err := d.Batch.RunBatch(r, p, body)
+	answers, idx, err := d.Batch.RunBatch(r, p, body)
+	SetIndex(w, idx)
 	if err != nil {
 		WriteError(w, r, batchFailure(err))
 		return
@@ -157,36 +157,6 @@ func (d *Deps) batchBody(w http.ResponseWriter, r *http.Request) ([]byte, error)
 		return nil, NewError(http.StatusBadRequest, "Failed to read the submitted batch data.", nil)
 	}
 	return payload, nil
-}
-
-// upsert turns PocketBase's upsert entry (PUT /api/collections/c/records,
-// the id in the body) into an update of that record when p can read it,
-// a create otherwise (pb:apis/batch.go). The check runs before the batch
-// is proposed: a record created meanwhile by someone else makes the
-// create fail on its id, and the batch with it.
-func (d *Deps) upsert(r *http.Request, p engine.Principal, e *batchEntry) {
-	if !strings.EqualFold(e.Method, http.MethodPut) {
-		return
-	}
-	path, query, _ := strings.Cut(e.URL, "?")
-	if query != "" {
-		query = "?" + query
-	}
-	rest, ok := strings.CutPrefix(path, "/api/collections/")
-	coll, tail, _ := strings.Cut(rest, "/")
-	if !ok || tail != "records" || coll == "" {
-		return // PUT with an id: svcd's batch answers it as an update
-	}
-	id, _ := e.Body["id"].(string)
-	e.Method = http.MethodPost
-	if id == "" {
-		return
-	}
-	if _, err := d.Records.GetRecord(r.Context(), p, coll, id, "id", ""); err == nil {
-		e.Method = http.MethodPatch
-		e.URL = "/api/collections/" + coll + "/records/" + id + query
-		delete(e.Body, "id")
-	}
 }
 
 // batchFailure is a batch's error as PocketBase answers it: 400 "Batch

@@ -116,18 +116,22 @@ func (m *Files) proposeChange(ctx context.Context, p engine.Principal, coll, id,
 		}
 		now := m.core.Now().Unix()
 		var values map[string]any
-		if len(body) > 0 {
-			v, verr := rs.PrepareUpdate(ci, body, admin, now)
+		plain, mods, verr := engine.SplitModifiers(ci, body)
+		if verr != nil {
+			return nil, 0, verr
+		}
+		if len(plain) > 0 {
+			v, verr := rs.PrepareUpdate(ci, plain, admin, now)
 			if verr != nil {
 				return nil, 0, verr
 			}
 			values = v
 		}
-		envBody, envValues := withFileNames(ci, body, values, changes)
+		envBody, envValues := withFileNames(ci, plain, values, changes)
 		cmd := changeCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, IfMatch: ifMatch,
 			Env: rs.UpdateEnv(p, ci, envBody, envValues, now), Actor: engine.ActorOf(p),
-			Values: values, Changes: changes, Files: metas, Count: count, Required: true,
+			Values: values, Changes: changes, Files: metas, Count: count, Required: true, Mods: mods,
 		}
 		for _, ch := range changes {
 			if len(ch.Restore) > 0 {

@@ -70,6 +70,10 @@ type changeCmd struct {
 	// of a file Restore may bring back: the proposer's clock less the
 	// grace period, plus a margin (restore.go).
 	RestoreSince int64 `json:"restore_since,omitempty"`
+	// Mods are the write modifiers of a multipart update's plain values
+	// ("views+"), applied to the row read at apply (ApplyModifiers).
+	// Commands proposed before them carry none.
+	Mods []engine.FieldMod `json:"mods,omitempty"`
 }
 
 // createCmd creates a record with its files: Create holds every field's
@@ -102,6 +106,11 @@ func (m *Files) applyChange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	values := make(map[string]any, len(c.Values)+len(c.Changes))
 	for k, v := range c.Values {
 		values[k] = v
+	}
+	if len(c.Mods) > 0 {
+		if values, err = engine.ApplyModifiers(ci, old, values, c.Mods); err != nil {
+			return nil, err
+		}
 	}
 	for _, ch := range c.Changes {
 		f, i := fieldByID(ci, ch.Field)

@@ -108,7 +108,7 @@ func (m *Files) readForm(ctx context.Context, p engine.Principal, ci *engine.Col
 			}
 			continue
 		}
-		mf.body[key] = formValue(fieldNamed(ci, key), vals)
+		mf.body[key] = formValue(valueField(ci, key), vals)
 	}
 	// A file field in the JSON payload: null or "" clears it, names
 	// (PocketBase's way of keeping some) keep only those.
@@ -250,8 +250,13 @@ func (m *Files) createRecord(ctx context.Context, p engine.Principal, coll strin
 		if err != nil {
 			break
 		}
+		body, verr := engine.FoldCreateModifiers(ci, mf.body)
+		if verr != nil {
+			err = verr
+			break
+		}
 		var rc *engine.RecordCreate
-		if rc, err = rs.PrepareCreate(p, ci, mf.body, extra, m.core.Now().Unix()); err != nil {
+		if rc, err = rs.PrepareCreate(p, ci, body, extra, m.core.Now().Unix()); err != nil {
 			break
 		}
 		var res any
@@ -359,6 +364,24 @@ func splitModifier(key string) (string, string) {
 		return key[:n-1], key[n-1:]
 	}
 	return key, ""
+}
+
+// valueField is the field a plain form value of key is converted for:
+// the field named key, or the one a write modifier ("views+", "views-",
+// "+tags") names, whose operand converts as the field's own value does
+// (the engine applies the modifier: engine/record_modifiers.go).
+func valueField(ci *engine.Coll, key string) *engine.FieldInfo {
+	if f := fieldNamed(ci, key); f != nil {
+		return f
+	}
+	name := strings.TrimPrefix(key, "+")
+	if name == key {
+		name, _ = splitModifier(key)
+	}
+	if name == key {
+		return nil
+	}
+	return fieldNamed(ci, name)
 }
 
 // fieldNamed finds any field of ci by name (nil: none).

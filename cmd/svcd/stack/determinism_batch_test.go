@@ -9,8 +9,8 @@ import (
 )
 
 // opBatch drives batch commands into the replayed log: 1 to 8 entries
-// mixing creates, updates (some with a stale If-Match), deletes, gets and
-// lists, against records that exist or not, so that some batches commit
+// mixing creates, updates (some with a stale If-Match), deletes, gets,
+// lists and upserts, against records that exist or not, so that some batches commit
 // and others roll back whole at apply time (a relation to a missing
 // record, a unique value, a missing record, a failed precondition).
 func (w *detWorkload) opBatch(r *rand.Rand) {
@@ -29,7 +29,7 @@ func (w *detWorkload) opBatch(r *rand.Rand) {
 			rid, etag = randID(r), ""
 		}
 		op := engine.BatchOp{Collection: id, ID: rid, Request: engine.RequestInfo{Context: "default"}}
-		switch k := r.IntN(10); {
+		switch k := r.IntN(11); {
 		case k < 4:
 			op.Action, op.ID = engine.BatchCreate, ""
 			op.Body, _ = json.Marshal(w.body(r, c, false))
@@ -40,9 +40,15 @@ func (w *detWorkload) opBatch(r *rand.Rand) {
 			op.Action, op.IfMatch = engine.BatchDelete, w.ifMatch(r, etag)
 		case k < 8:
 			op.Action = engine.BatchGet
-		default:
+		case k < 10:
 			op.Action = engine.BatchList
 			op.List = &engine.ListQuery{Page: 1, PerPage: 1 + r.IntN(5), Sort: "-created", Filter: fmt.Sprintf("created > %d", r.IntN(10))}
+		default:
+			// An upsert of a record that exists or not: the apply decides.
+			body := w.body(r, c, false)
+			body["id"] = rid
+			op.Action, op.ID = engine.BatchUpsert, ""
+			op.Body, _ = json.Marshal(body)
 		}
 		ops = append(ops, op)
 		colls = append(colls, id)
@@ -61,7 +67,7 @@ func (w *detWorkload) opBatch(r *rand.Rand) {
 	}
 	for i, op := range ops {
 		switch op.Action {
-		case engine.BatchCreate, engine.BatchUpdate:
+		case engine.BatchCreate, engine.BatchUpdate, engine.BatchUpsert:
 			// The batch answer has no ETag: later If-Match on these is
 			// either absent or "*".
 			w.remember(colls[i], &engine.Record{JSON: res.Items[i].Body})
