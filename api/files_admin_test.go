@@ -81,6 +81,9 @@ func TestAdminFiles(t *testing.T) {
 		t.Fatalf("create editor: %d %s", res.StatusCode, body)
 	}
 	res, body = s.Do(t, "POST", "/api/v1/admin/auth/login", map[string]any{"email": "editor@example.com", "password": adminPassword}, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("editor login: %d %s", res.StatusCode, body)
+	}
 	editor := apitest.Obj(t, apitest.DecodeMap(t, body)["data"])["token"].(string)
 	for _, p := range []string{"/api/v1/admin/files", "/api/v1/admin/files/papers"} {
 		if res, body := s.Do(t, "GET", p, nil, bearer(editor)); res.StatusCode != http.StatusOK {

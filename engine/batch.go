@@ -117,7 +117,7 @@ func (rs *Records) Batch(ctx context.Context, p Principal, ops []BatchOp) (*Batc
 			cmd.Ops[i] = c
 		}
 		typ := cmdBatch
-		if cmd.hasUpsert() {
+		if cmd.needsUpsertType() {
 			typ = cmdBatchUpsert
 		}
 		res, idx, err := rs.e.Propose(ctx, typ, cmd)

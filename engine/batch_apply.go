@@ -56,6 +56,14 @@ func (rs *Records) applyBatch(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cmd.Type == cmdBatch {
+		// Write modifiers ride only in a cmdBatchUpsert.
+		for _, op := range c.Ops {
+			if op.Update != nil {
+				op.Update.Mods = nil
+			}
+		}
+	}
 	out := &BatchResult{Items: make([]BatchItem, len(c.Ops))}
 	budget := newReadBudget(c.ReadBudget)
 	colls := &batchColls{}

@@ -16,9 +16,10 @@ import (
 // body names no id is a create.
 const BatchUpsert BatchAction = "upsert"
 
-// cmdBatchUpsert is a batch holding at least one upsert entry: the same
-// payload as cmdBatch, under its own type so a binary that does not know
-// the upsert member stops on the entry instead of skipping it.
+// cmdBatchUpsert is a batch holding at least one upsert entry, or an
+// update with write modifiers ("views+"): the same payload as cmdBatch,
+// under its own type so a binary that does not know the upsert member or
+// the modifiers stops on the entry instead of applying it without them.
 const cmdBatchUpsert fsm.Type = 169
 
 // recordUpsertCmd is one upsert entry: the create and the update it may
@@ -139,10 +140,12 @@ func (rs *Records) upsertKind(ctx context.Context, coll, id string) string {
 	return EvRecordCreate
 }
 
-// hasUpsert reports whether a batch command holds an upsert entry.
-func (c batchCmd) hasUpsert() bool {
+// needsUpsertType reports whether a batch command must be a
+// cmdBatchUpsert: it holds an upsert entry, or an update with write
+// modifiers.
+func (c batchCmd) needsUpsertType() bool {
 	for _, op := range c.Ops {
-		if op.Upsert != nil {
+		if op.Upsert != nil || (op.Update != nil && len(op.Update.Mods) > 0) {
 			return true
 		}
 	}

@@ -15,6 +15,10 @@ const (
 	cmdCollectionDelete fsm.Type = 12
 	cmdRecordCreate     fsm.Type = 20
 	cmdRecordUpdate     fsm.Type = 21
+	// 23: an update with write modifiers ("views+"), so a binary that does
+	// not know them refuses it instead of applying the update without
+	// them (21 still applies the modifiers of the entries written before).
+	cmdRecordUpdateMods fsm.Type = 23
 	cmdRecordDelete     fsm.Type = 22
 	// 30-34, 60-65 and 70-79: engine/auth.
 	cmdSettingsPatch fsm.Type = 40
@@ -56,6 +60,7 @@ func (e *Engine) register() {
 	e.Command(cmdCollectionDelete, "collection.delete", e.ddl.applyCollectionDelete)
 	e.Command(cmdRecordCreate, "record.create", e.recs.applyRecordCreate)
 	e.Command(cmdRecordUpdate, "record.update", e.recs.applyRecordUpdate)
+	e.Command(cmdRecordUpdateMods, "record.update_with_modifiers", e.recs.applyRecordUpdate)
 	e.Command(cmdRecordDelete, "record.delete", e.recs.applyRecordDelete)
 	e.Command(cmdSettingsPatch, "settings.patch", e.applySettingsPatch)
 	e.Command(cmdIndexCreate, "index.create", e.ddl.applyIndexCreate)

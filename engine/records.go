@@ -157,7 +157,11 @@ func (rs *Records) UpdateRecord(ctx context.Context, p Principal, name, id strin
 		if err != nil {
 			return nil, 0, err
 		}
-		res, idx, err := rs.e.Propose(ctx, cmdRecordUpdate, recordUpdateCmd{
+		typ := cmdRecordUpdate
+		if len(mods) > 0 {
+			typ = cmdRecordUpdateMods
+		}
+		res, idx, err := rs.e.Propose(ctx, typ, recordUpdateCmd{
 			Coll: ci.ID, Ver: ci.Version, Admin: admin, ID: id, Now: now, Values: values, IfMatch: ifMatch, Env: env, Actor: actorOf(p),
 			Account: true, PasswordWas: was, Mods: mods,
 		})

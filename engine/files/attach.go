@@ -139,7 +139,11 @@ func (m *Files) proposeChange(ctx context.Context, p engine.Principal, coll, id,
 				break
 			}
 		}
-		res, idx, err := m.core.Propose(ctx, cmdChange, cmd)
+		typ := cmdChange
+		if len(mods) > 0 {
+			typ = cmdChangeMods
+		}
+		res, idx, err := m.core.Propose(ctx, typ, cmd)
 		if errors.Is(err, engine.ErrSchemaMoved) && attempt < 3 {
 			continue
 		}

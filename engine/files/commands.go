@@ -22,11 +22,17 @@ const (
 	cmdTokenUse fsm.Type = 84
 	// cmdPurge drops tombstones whose bytes the collector removed.
 	cmdPurge fsm.Type = 85
+	// cmdChangeMods is cmdChange whose plain values carry write
+	// modifiers ("views+"), applied to the row read at apply: a type of
+	// its own, so a binary that does not know modifiers refuses it
+	// instead of applying the values without them.
+	cmdChangeMods fsm.Type = 170
 )
 
 func (m *Files) registerCommands() {
 	engine.RegisterResult[removedResult](m.core, "files.removed")
 	m.core.Command(cmdChange, "files.change", m.applyChange)
+	m.core.Command(cmdChangeMods, "files.change_with_modifiers", m.applyChange)
 	m.core.Command(cmdCreate, "files.create", m.applyCreate)
 	m.core.Command(cmdTokenUse, "files.token_use", m.applyTokenUse)
 	m.core.Command(cmdPurge, "files.purge", m.applyPurge)
@@ -71,8 +77,8 @@ type changeCmd struct {
 	// grace period, plus a margin (restore.go).
 	RestoreSince int64 `json:"restore_since,omitempty"`
 	// Mods are the write modifiers of a multipart update's plain values
-	// ("views+"), applied to the row read at apply (ApplyModifiers).
-	// Commands proposed before them carry none.
+	// ("views+"), applied to the row read at apply (ApplyModifiers); only
+	// a cmdChangeMods carries them.
 	Mods []engine.FieldMod `json:"mods,omitempty"`
 }
 
@@ -107,7 +113,7 @@ func (m *Files) applyChange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	for k, v := range c.Values {
 		values[k] = v
 	}
-	if len(c.Mods) > 0 {
+	if cmd.Type == cmdChangeMods && len(c.Mods) > 0 {
 		if values, err = engine.ApplyModifiers(ci, old, values, c.Mods); err != nil {
 			return nil, err
 		}
