@@ -181,25 +181,9 @@ func (au *Auth) applyEmailChange(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ci, err := au.authCollForApply(tx, c.Coll)
-	if err != nil {
-		return nil, errBadFlowToken
-	}
-	row, err := userRowTx(tx, ci, c.UserID)
+	ci, err := au.spendableTokenTx(tx, c.Coll, c.UserID, c.Email, c.IAT, c.JTI)
 	if err != nil {
 		return nil, err
-	}
-	if row == nil || !strings.EqualFold(engine.AsString(row[ci.RowIndex("email")]), c.Email) ||
-		asBool(row[ci.RowIndex("is_anonymous")]) {
-		return nil, errBadFlowToken
-	}
-	// A token no newer than the last reset is spent (this one included
-	// once applied; the jti covers a token issued in the same second).
-	if c.IAT <= engine.AsInt64(row[ci.RowIndex("password_reset_at")]) {
-		return nil, errBadFlowToken
-	}
-	if used, err := isRevokedTx(tx, c.JTI); err != nil || used {
-		return nil, engine.FirstErr(err, errBadFlowToken)
 	}
 	// The address may have been taken since the request.
 	var n int

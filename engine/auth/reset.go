@@ -103,25 +103,9 @@ func (au *Auth) applyPasswordReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ci, err := au.authCollForApply(tx, c.Coll)
-	if err != nil {
-		return nil, errBadFlowToken
-	}
-	row, err := userRowTx(tx, ci, c.UserID)
+	ci, err := au.spendableTokenTx(tx, c.Coll, c.UserID, c.Email, c.IAT, c.JTI)
 	if err != nil {
 		return nil, err
-	}
-	if row == nil || !strings.EqualFold(engine.AsString(row[ci.RowIndex("email")]), c.Email) ||
-		asBool(row[ci.RowIndex("is_anonymous")]) {
-		return nil, errBadFlowToken
-	}
-	// A token no newer than the last reset is spent (this one included:
-	// the jti check covers a token issued in the same second).
-	if c.IAT <= engine.AsInt64(row[ci.RowIndex("password_reset_at")]) {
-		return nil, errBadFlowToken
-	}
-	if used, err := isRevokedTx(tx, c.JTI); err != nil || used {
-		return nil, engine.FirstErr(err, errBadFlowToken)
 	}
 	// The reset time never precedes the token's own iat, so the token is
 	// spent even when the proposer's clock is behind the issuer's.
@@ -131,4 +115,32 @@ func (au *Auth) applyPasswordReset(tx *fsm.Tx, cmd fsm.Command) (any, error) {
 		return nil, fmt.Errorf("password reset: %w", err)
 	}
 	return nil, revokeTx(tx, c.JTI, c.Exp)
+}
+
+// spendableTokenTx checks, at apply, a mailed single-use token (a password
+// reset, an email change) against the account it names: the account of
+// collection coll still exists with the token's email and is not a guest,
+// the token is newer than the account's last reset (this one included
+// once applied) and its jti is unspent (which covers a token issued in
+// the same second). It answers the account's collection.
+func (au *Auth) spendableTokenTx(tx *fsm.Tx, coll, userID, email string, iat int64, jti string) (*engine.Coll, error) {
+	ci, err := au.authCollForApply(tx, coll)
+	if err != nil {
+		return nil, errBadFlowToken
+	}
+	row, err := userRowTx(tx, ci, userID)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil || !strings.EqualFold(engine.AsString(row[ci.RowIndex("email")]), email) ||
+		asBool(row[ci.RowIndex("is_anonymous")]) {
+		return nil, errBadFlowToken
+	}
+	if iat <= engine.AsInt64(row[ci.RowIndex("password_reset_at")]) {
+		return nil, errBadFlowToken
+	}
+	if used, err := isRevokedTx(tx, jti); err != nil || used {
+		return nil, engine.FirstErr(err, errBadFlowToken)
+	}
+	return ci, nil
 }
