@@ -26,22 +26,5 @@ func (s *Server) requestEmailChange(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) confirmEmailChange(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Token    string `json:"token"`
-		Password string `json:"password"`
-	}
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	idx, err := s.flows.ConfirmEmailChange(r.Context(), chi.URLParam(r, "collection"), in.Token, in.Password)
-	setIndex(w, idx)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	// The change ends the account's older sessions: on every node before
-	// the answer.
-	s.awaitEveryone(r.Context(), idx)
-	writeData(w, http.StatusOK, map[string]bool{"changed": true})
+	s.confirmWithPassword(w, r, s.flows.ConfirmEmailChange, "changed")
 }

@@ -119,6 +119,15 @@ func (s *Server) requestPasswordReset(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) confirmPasswordReset(w http.ResponseWriter, r *http.Request) {
+	s.confirmWithPassword(w, r, s.flows.ConfirmPasswordReset, "reset")
+}
+
+// confirmWithPassword serves the confirmation of a mailed token that
+// carries a password ({token, password}: a password reset, an email
+// change) and answers {done: true}. The change ends the account's older
+// sessions: on every node before the answer.
+func (s *Server) confirmWithPassword(w http.ResponseWriter, r *http.Request,
+	confirm func(ctx context.Context, coll, token, password string) (uint64, error), done string) {
 	var in struct {
 		Token    string `json:"token"`
 		Password string `json:"password"`
@@ -127,16 +136,14 @@ func (s *Server) confirmPasswordReset(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	idx, err := s.flows.ConfirmPasswordReset(r.Context(), chi.URLParam(r, "collection"), in.Token, in.Password)
+	idx, err := confirm(r.Context(), chi.URLParam(r, "collection"), in.Token, in.Password)
 	setIndex(w, idx)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	// The reset ends the account's older sessions: on every node before
-	// the answer.
 	s.awaitEveryone(r.Context(), idx)
-	writeData(w, http.StatusOK, map[string]bool{"reset": true})
+	writeData(w, http.StatusOK, map[string]bool{done: true})
 }
 
 func (s *Server) requestVerification(w http.ResponseWriter, r *http.Request) {
