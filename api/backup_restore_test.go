@@ -142,9 +142,10 @@ func TestRestoreForms(t *testing.T) {
 	if res.StatusCode != 200 || count() != 1 {
 		t.Fatalf("multipart: %d %s, %d posts", res.StatusCode, body, count())
 	}
-	// The backup module's own table arrived with version 18: a backup of
-	// version 17 lacks it.
-	old := zipped.rewrite(t, `DROP TABLE _svc_backups`, `UPDATE _svc_meta SET v = 17 WHERE k = 'schema_version'`)
+	// The backup module's own table arrived with version 18 and the audit
+	// log's indexes with 19: a backup of version 17 lacks them.
+	old := zipped.rewrite(t, `DROP TABLE _svc_backups`, `DROP INDEX _svc_audit_at`, `DROP INDEX _svc_audit_actor`,
+		`UPDATE _svc_meta SET v = 17 WHERE k = 'schema_version'`)
 	res, body = upload(t, s, owner, old, "")
 	out := apitest.DecodeMap(t, body)
 	if res.StatusCode != 200 || apitest.Int(t, apitest.Obj(t, out["data"])["schema_version"]) != 17 {
@@ -155,9 +156,9 @@ func TestRestoreForms(t *testing.T) {
 	var tables int
 	db := now.open(t)
 	db.QueryRow(`SELECT v FROM _svc_meta WHERE k = 'schema_version'`).Scan(&v)
-	db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = '_svc_backups'`).Scan(&tables)
-	if v != 18 || tables != 1 || now.header.Get("X-Svc-Schema-Version") != "18" {
-		t.Fatalf("after restoring a version 17 backup: schema version %d, _svc_backups %d", v, tables)
+	db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name IN ('_svc_backups', '_svc_audit_at', '_svc_audit_actor')`).Scan(&tables)
+	if v != 19 || tables != 3 || now.header.Get("X-Svc-Schema-Version") != "19" {
+		t.Fatalf("after restoring a version 17 backup: schema version %d, %d of _svc_backups and the audit indexes", v, tables)
 	}
 	must(t, s, "GET", "/_/ready", nil)
 	s.MustAdmin(t, http.StatusOK, "GET", backupsURL, nil)
