@@ -1,6 +1,7 @@
 package pbcompat
 
 import (
+	"encoding/json"
 	"strings"
 
 	"svcd/engine"
@@ -19,7 +20,21 @@ func SettingDefs() []engine.SettingDef {
 	return []engine.SettingDef{
 		{Key: EnabledSetting, Default: "1", Validate: validateSwitch},
 		{Key: ConsistencySetting, Default: "strong", Validate: validateConsistency},
+		{Key: AliasesSetting, Default: "", Validate: validateAliases},
 	}
+}
+
+// validateAliases accepts "" or a JSON object of strings (alias →
+// collection name), what Coll reads.
+func validateAliases(v string) string {
+	if strings.TrimSpace(v) == "" {
+		return ""
+	}
+	var m map[string]string
+	if json.Unmarshal([]byte(v), &m) != nil {
+		return "must be a JSON object of collection names"
+	}
+	return ""
 }
 
 // validateSwitch accepts what Enabled reads: 1/0, true/false, on/off,
